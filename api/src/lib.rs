@@ -21,6 +21,13 @@
 //! `storagemigration-v1beta1`, ...), or `all-beta` and `all-alpha` for every one. Their types
 //! may change or go away in a later Kubernetes release.
 //!
+//! Optional features: `protobuf` (every type decodes and encodes
+//! `application/vnd.kubernetes.protobuf`), `apply` (server-side apply configurations,
+//! `applyconfigurations`), and `schemars`: every type implements `schemars::JsonSchema` with
+//! its OpenAPI definition in the shape controller-gen writes for the Go type, so that a custom
+//! resource whose spec embeds a `PodTemplateSpec` or a `Toleration` derives its schema, and
+//! kclient-clientset's `structural_schema` makes its CRD (`api/README.md` says what is kept).
+//!
 //! ```
 //! # #[cfg(all(feature = "core", feature = "apps"))] {
 //! use kclient_api::apps::v1::{Deployment, DeploymentSpec};

@@ -9,7 +9,7 @@ use crate::names::doc_lines;
 
 /// The per-file state of name resolution: which names are defined locally and which are
 /// imported from where.
-struct FileCtx<'a> {
+pub(crate) struct FileCtx<'a> {
     module: &'a Module,
     local: BTreeSet<String>,
     imports: BTreeMap<String, String>,
@@ -19,7 +19,7 @@ struct FileCtx<'a> {
 
 impl FileCtx<'_> {
     /// The path prefix of `kclient_apimachinery` seen from this file.
-    fn apimachinery(&self) -> &'static str {
+    pub(crate) fn apimachinery(&self) -> &'static str {
         match self.module.krate {
             Crate::Apimachinery => "crate",
             Crate::Api => "kclient_apimachinery",
@@ -70,7 +70,7 @@ impl FileCtx<'_> {
         format!("{path}::{name}")
     }
 
-    fn ty(&mut self, ty: &Ty, model: &Model) -> String {
+    pub(crate) fn ty(&mut self, ty: &Ty, model: &Model) -> String {
         match ty {
             Ty::Str { interned: false } => self.use_item("compact_str", "CompactString"),
             Ty::Str { interned: true } => self.value_type("IStr"),
@@ -517,6 +517,7 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         );
     }
     out.push_str("        ];\n        FIELDS\n    }\n}\n\n");
+    crate::json_schema::emit(out, ctx, model, s);
     crate::protobuf::emit_message(out, "pb", s);
 }
 
@@ -657,6 +658,13 @@ const LIB_HEADER: &str = r#"//! kclient's own Kubernetes API types, generated fr
 //! `storagemigration-v1beta1`, ...), or `all-beta` and `all-alpha` for every one. Their types
 //! may change or go away in a later Kubernetes release.
 //!
+//! Optional features: `protobuf` (every type decodes and encodes
+//! `application/vnd.kubernetes.protobuf`), `apply` (server-side apply configurations,
+//! `applyconfigurations`), and `schemars`: every type implements `schemars::JsonSchema` with
+//! its OpenAPI definition in the shape controller-gen writes for the Go type, so that a custom
+//! resource whose spec embeds a `PodTemplateSpec` or a `Toleration` derives its schema, and
+//! kclient-clientset's `structural_schema` makes its CRD (`api/README.md` says what is kept).
+//!
 //! ```
 //! # #[cfg(all(feature = "core", feature = "apps"))] {
 //! use kclient_api::apps::v1::{Deployment, DeploymentSpec};
@@ -709,6 +717,11 @@ pub(crate) fn features(deps: &BTreeMap<String, BTreeSet<String>>) -> String {
     out.push_str(
         "# Protobuf decoding and encoding of every type (application/vnd.kubernetes.protobuf).\n\
          protobuf = [\"kclient-apimachinery/protobuf\"]\n",
+    );
+    out.push_str(
+        "# `schemars::JsonSchema` of every type, from its OpenAPI definition as controller-gen writes it\n\
+         # (for CRD schemas of custom resources that embed built-in types: kclient-clientset's `schema`).\n\
+         schemars = [\"dep:schemars\", \"kclient-apimachinery/schemars\"]\n",
     );
     let list = |pick: &dyn Fn(&str) -> bool| -> String {
         let names: Vec<String> = deps

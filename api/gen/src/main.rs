@@ -17,6 +17,7 @@
 mod apply;
 mod emit;
 mod go_nulls;
+mod json_schema;
 mod model;
 mod names;
 mod proto;

@@ -138,6 +138,8 @@ pub(crate) struct Struct {
     pub(crate) map_type: Option<String>,
     /// Whether it has a protobuf message (filled by `protobuf::attach`).
     pub(crate) has_proto: bool,
+    /// Its schema in the OpenAPI document, which its `JsonSchema` impl follows (`json_schema`).
+    pub(crate) openapi: Value,
 }
 
 /// Everything the emitter needs.
@@ -298,6 +300,7 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                         resource: None,
                         map_type: None,
                         has_proto: false,
+                        openapi: schema.clone(),
                     },
                 );
                 continue;
@@ -398,6 +401,7 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 has_proto: false,
+                openapi: schema.clone(),
             },
         );
     }

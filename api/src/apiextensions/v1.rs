@@ -52,6 +52,82 @@ impl PatchMeta for CustomResourceColumnDefinition {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceColumnDefinition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceColumnDefinition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceColumnDefinition specifies a column for server side printing.",
+            None,
+            &["jsonPath", "name", "type"],
+            vec![
+                (
+                    "description",
+                    s::property(
+                        s::string(None, &[]),
+                        "description is a human readable description of this column.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "format",
+                    s::property(
+                        s::string(None, &[]),
+                        "format is an optional OpenAPI type definition for this column. The 'name' format is applied to the primary identifier column to assist in clients identifying column is the resource name. See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "jsonPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "jsonPath is a simple JSON path (i.e. with array notation) which is evaluated against each custom resource to produce the value for this column.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is a human readable name for the column.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "priority",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "priority is an integer defining the relative importance of this column compared to others. Lower numbers are considered higher priority. Columns that may be omitted in limited space scenarios should be given a priority greater than 0.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type is an OpenAPI type definition for this column. See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CustomResourceColumnDefinition {
     fn merge_field(
@@ -105,6 +181,46 @@ impl PatchMeta for CustomResourceConversion {
             fields: Some(<WebhookConversion as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceConversion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceConversion")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceConversion describes how to convert different versions of a CR.",
+            None,
+            &["strategy"],
+            vec![
+                (
+                    "strategy",
+                    s::property(
+                        s::string(None, &[]),
+                        "strategy specifies how custom resources are converted between versions. Allowed values are: - `\"None\"`: The converter only change the apiVersion and would not touch any other field in the custom resource. - `\"Webhook\"`: API Server will call to an external webhook to do the conversion. Additional information\n  is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhook to be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "webhook",
+                    s::property(
+                        generator.subschema_for::<WebhookConversion>(),
+                        "webhook describes how to call the conversion webhook. Required when `strategy` is set to `\"Webhook\"`.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -208,6 +324,73 @@ impl PatchMeta for CustomResourceDefinition {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceDefinition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceDefinition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<CustomResourceDefinitionSpec>(),
+                        "spec describes how the user wants the resources to appear",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<CustomResourceDefinitionStatus>(),
+                        "status indicates the actual state of the CustomResourceDefinition",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CustomResourceDefinition {
     fn merge_field(
@@ -263,6 +446,82 @@ impl PatchMeta for CustomResourceDefinitionCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceDefinitionCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceDefinitionCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceDefinitionCondition contains details for the current condition of this pod.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastTransitionTime last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "message is a human-readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "reason is a unique, one-word, CamelCase reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "status is the status of the condition. Can be True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type is the type of the condition. Types include Established, NamesAccepted and Terminating.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -341,6 +600,82 @@ impl PatchMeta for CustomResourceDefinitionNames {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceDefinitionNames {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceDefinitionNames")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition",
+            None,
+            &["kind", "plural"],
+            vec![
+                (
+                    "categories",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "categories is a list of grouped resources this custom resource belongs to (e.g. 'all'). This is published in API discovery documents, and used by clients to support invocations like `kubectl get all`.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "kind is the serialized kind of the resource. It is normally CamelCase and singular. Custom resource instances will use this value as the `kind` attribute in API calls.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "listKind",
+                    s::property(
+                        s::string(None, &[]),
+                        "listKind is the serialized kind of the list for this resource. Defaults to \"`kind`List\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "plural",
+                    s::property(
+                        s::string(None, &[]),
+                        "plural is the plural name of the resource to serve. The custom resources are served under `/apis/<group>/<version>/.../<plural>`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`). Must be all lowercase.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "shortNames",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "shortNames are short names for the resource, exposed in API discovery documents, and used by clients to support invocations like `kubectl get <shortname>`. It must be all lowercase.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "singular",
+                    s::property(
+                        s::string(None, &[]),
+                        "singular is the singular name of the resource. It must be all lowercase. Defaults to lowercased `kind`.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -437,6 +772,86 @@ impl PatchMeta for CustomResourceDefinitionSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceDefinitionSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceDefinitionSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceDefinitionSpec describes how a user wants their resource to appear",
+            None,
+            &["group", "names", "scope", "versions"],
+            vec![
+                (
+                    "conversion",
+                    s::property(
+                        generator.subschema_for::<CustomResourceConversion>(),
+                        "conversion defines conversion settings for the CRD.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "group",
+                    s::property(
+                        s::string(None, &[]),
+                        "group is the API group of the defined custom resource. The custom resources are served under `/apis/<group>/...`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "names",
+                    s::property(
+                        generator.subschema_for::<CustomResourceDefinitionNames>(),
+                        "names specify the resource and kind names for the custom resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "preserveUnknownFields",
+                    s::property(
+                        s::boolean(),
+                        "preserveUnknownFields indicates that object fields which are not specified in the OpenAPI schema should be preserved when persisting to storage. apiVersion, kind, metadata and known fields inside metadata are always preserved. This field is deprecated in favor of setting `x-preserve-unknown-fields` to true in `spec.versions[*].schema.openAPIV3Schema`. See https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning for details.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scope",
+                    s::property(
+                        s::string(None, &[]),
+                        "scope indicates whether the defined custom resource is cluster- or namespace-scoped. Allowed values are `Cluster` and `Namespaced`.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "versions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<CustomResourceDefinitionVersion>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "versions is the list of all API versions of the defined custom resource. Version names are used to compute the order in which served versions are listed in API discovery. If the version string is \"kube-like\", it will sort above non \"kube-like\" version strings, which are ordered lexicographically. \"Kube-like\" versions start with a \"v\", then are followed by a number (the major version), then optionally the string \"alpha\" or \"beta\" and another number (the minor version). These are sorted first by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CustomResourceDefinitionSpec {
     fn merge_field(
@@ -518,6 +933,68 @@ impl PatchMeta for CustomResourceDefinitionStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceDefinitionStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceDefinitionStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition",
+            None,
+            &[],
+            vec![
+                (
+                    "acceptedNames",
+                    s::property(
+                        generator.subschema_for::<CustomResourceDefinitionNames>(),
+                        "acceptedNames are the names that are actually being used to serve discovery. They may be different than the names in spec.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<CustomResourceDefinitionCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "conditions indicate state for particular aspects of a CustomResourceDefinition",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The generation observed by the CRD controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storedVersions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "storedVersions lists all versions of CustomResources that were ever persisted. Tracking these versions allows a migration path for stored versions in etcd. The field is mutable so a migration controller can finish a migration to another version (ensuring no old objects are left in storage), and then remove the rest of the versions from this list. Versions may not be removed from `spec.versions` while they exist in this list.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -625,6 +1102,117 @@ impl PatchMeta for CustomResourceDefinitionVersion {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceDefinitionVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceDefinitionVersion")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceDefinitionVersion describes a version for CRD.",
+            None,
+            &["name", "served", "storage"],
+            vec![
+                (
+                    "additionalPrinterColumns",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<CustomResourceColumnDefinition>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "additionalPrinterColumns specifies additional columns returned in Table output. See https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables for details. If no columns are specified, a single column displaying the age of the custom resource is used.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deprecated",
+                    s::property(
+                        s::boolean(),
+                        "deprecated indicates this version of the custom resource API is deprecated. When set to true, API requests to this version receive a warning header in the server response. Defaults to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deprecationWarning",
+                    s::property(
+                        s::string(None, &[]),
+                        "deprecationWarning overrides the default warning returned to API clients. May only be set when `deprecated` is true. The default warning indicates this version is deprecated and recommends use of the newest served version of equal or greater stability, if one exists.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the version name, e.g. “v1”, “v2beta1”, etc. The custom resources are served under this version at `/apis/<group>/<version>/...` if `served` is true.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schema",
+                    s::property(
+                        generator.subschema_for::<CustomResourceValidation>(),
+                        "schema describes the schema used for validation, pruning, and defaulting of this version of the custom resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selectableFields",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<SelectableField>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "selectableFields specifies paths to fields that may be used as field selectors. A maximum of 8 selectable fields are allowed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "served",
+                    s::property(
+                        s::boolean(),
+                        "served is a flag enabling/disabling this version from being served via REST APIs",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storage",
+                    s::property(
+                        s::boolean(),
+                        "storage indicates this version should be used when persisting custom resources to storage. There must be exactly one version with storage=true.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subresources",
+                    s::property(
+                        generator.subschema_for::<CustomResourceSubresources>(),
+                        "subresources specify what subresources this version of the defined custom resource have.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CustomResourceDefinitionVersion {
     fn merge_field(
@@ -681,6 +1269,55 @@ impl PatchMeta for CustomResourceSubresourceScale {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceSubresourceScale {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceSubresourceScale")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.",
+            None,
+            &["specReplicasPath", "statusReplicasPath"],
+            vec![
+                (
+                    "labelSelectorPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "labelSelectorPath defines the JSON path inside of a custom resource that corresponds to Scale `status.selector`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status` or `.spec`. Must be set to work with HorizontalPodAutoscaler. The field pointed by this JSON path must be a string field (not a complex selector struct) which contains a serialized label selector in string form. More info: https://kubernetes.io/docs/tasks/access-kubernetes-api/custom-resources/custom-resource-definitions#scale-subresource If there is no value under the given path in the custom resource, the `status.selector` value in the `/scale` subresource will default to the empty string.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "specReplicasPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "specReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `spec.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.spec`. If there is no value under the given path in the custom resource, the `/scale` subresource will return an error on GET.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "statusReplicasPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "statusReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `status.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status`. If there is no value under the given path in the custom resource, the `status.replicas` value in the `/scale` subresource will default to 0.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CustomResourceSubresourceScale {
     fn merge_field(
@@ -712,6 +1349,27 @@ impl PatchMeta for CustomResourceSubresourceStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceSubresourceStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceSubresourceStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceStatus",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceSubresourceStatus defines how to serve the status subresource for CustomResources. Status is represented by the `.status` JSON path inside of a CustomResource. When set, * exposes a /status subresource for the custom resource * PUT requests to the /status subresource take a custom resource object, and ignore changes to anything except the status stanza * PUT/POST/PATCH requests to the custom resource ignore changes to the status stanza",
+            None,
+            &[],
+            vec![],
+        )
     }
 }
 
@@ -768,6 +1426,46 @@ impl PatchMeta for CustomResourceSubresources {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceSubresources {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceSubresources")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceSubresources defines the status and scale subresources for CustomResources.",
+            None,
+            &[],
+            vec![
+                (
+                    "scale",
+                    s::property(
+                        generator.subschema_for::<CustomResourceSubresourceScale>(),
+                        "scale indicates the custom resource should serve a `/scale` subresource that returns an `autoscaling/v1` Scale object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<CustomResourceSubresourceStatus>(),
+                        "status indicates the custom resource should serve a `/status` subresource. When enabled: 1. requests to the custom resource primary endpoint ignore changes to the `status` stanza of the object. 2. requests to the custom resource `/status` subresource ignore changes to anything other than the `status` stanza of the object.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CustomResourceSubresources {
     fn merge_field(
@@ -812,6 +1510,35 @@ impl PatchMeta for CustomResourceValidation {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CustomResourceValidation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CustomResourceValidation")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceValidation",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CustomResourceValidation is a list of validation methods for CustomResources.",
+            None,
+            &[],
+            vec![(
+                "openAPIV3Schema",
+                s::property(
+                    generator.subschema_for::<JSONSchemaProps>(),
+                    "openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CustomResourceValidation {
     fn merge_field(
@@ -846,6 +1573,30 @@ impl PatchMeta for ExternalDocumentation {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ExternalDocumentation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ExternalDocumentation")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ExternalDocumentation allows referencing an external resource for extended documentation.",
+            None,
+            &[],
+            vec![
+                ("description", s::string(None, &[])),
+                ("url", s::string(None, &[])),
+            ],
+        )
     }
 }
 
@@ -1192,6 +1943,196 @@ impl PatchMeta for JSONSchemaProps {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for JSONSchemaProps {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("JSONSchemaProps")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).",
+            None,
+            &[],
+            vec![
+                ("$ref", s::string(None, &[])),
+                ("$schema", s::string(None, &[])),
+                (
+                    "additionalItems",
+                    generator.subschema_for::<JSONSchemaPropsOrBool>(),
+                ),
+                (
+                    "additionalProperties",
+                    generator.subschema_for::<JSONSchemaPropsOrBool>(),
+                ),
+                (
+                    "allOf",
+                    s::array(
+                        generator.subschema_for::<JSONSchemaProps>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                ),
+                (
+                    "anyOf",
+                    s::array(
+                        generator.subschema_for::<JSONSchemaProps>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                ),
+                (
+                    "default",
+                    s::property(
+                        generator.subschema_for::<RawJson>(),
+                        "default is a default value for undefined object fields. Defaulting is a beta feature under the CustomResourceDefaulting feature gate. Defaulting requires spec.preserveUnknownFields to be false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "definitions",
+                    s::map(generator.subschema_for::<JSONSchemaProps>()),
+                ),
+                (
+                    "dependencies",
+                    s::map(generator.subschema_for::<JSONSchemaPropsOrStringArray>()),
+                ),
+                ("description", s::string(None, &[])),
+                (
+                    "enum",
+                    s::array(generator.subschema_for::<RawJson>(), Some("atomic"), &[]),
+                ),
+                ("example", generator.subschema_for::<RawJson>()),
+                ("exclusiveMaximum", s::boolean()),
+                ("exclusiveMinimum", s::boolean()),
+                (
+                    "externalDocs",
+                    generator.subschema_for::<ExternalDocumentation>(),
+                ),
+                (
+                    "format",
+                    s::property(
+                        s::string(None, &[]),
+                        "format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:\n\n- bsonobjectid: a bson object ID, i.e. a 24 characters hex string - uri: an URI as parsed by Golang net/url.ParseRequestURI - email: an email address as parsed by Golang net/mail.ParseAddress - hostname: a valid representation for an Internet host name, as defined by RFC 1034, section 3.1 [RFC1034]. - ipv4: an IPv4 IP as parsed by Golang net.ParseIP - ipv6: an IPv6 IP as parsed by Golang net.ParseIP - cidr: a CIDR as parsed by Golang net.ParseCIDR - mac: a MAC address as parsed by Golang net.ParseMAC - uuid: an UUID that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid3: an UUID3 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid4: an UUID4 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - uuid5: an UUID5 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - isbn: an ISBN10 or ISBN13 number string like \"0321751043\" or \"978-0321751041\" - isbn10: an ISBN10 number string like \"0321751043\" - isbn13: an ISBN13 number string like \"978-0321751041\" - creditcard: a credit card number defined by the regex ^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\\\\d{3})\\\\d{11})$ with any non digit characters mixed in - ssn: a U.S. social security number following the regex ^\\\\d{3}[- ]?\\\\d{2}[- ]?\\\\d{4}$ - hexcolor: an hexadecimal color code like \"#FFFFFF: following the regex ^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$ - rgbcolor: an RGB color code like rgb like \"rgb(255,255,2559\" - byte: base64 encoded binary data - password: any kind of string - date: a date string like \"2006-01-02\" as defined by full-date in RFC3339 - duration: a duration string like \"22 ns\" as parsed by Golang time.ParseDuration or compatible with Scala duration format - datetime: a date time string like \"2014-12-15T19:30:20.000Z\" as defined by date-time in RFC3339.",
+                        None,
+                        None,
+                    ),
+                ),
+                ("id", s::string(None, &[])),
+                ("items", generator.subschema_for::<JSONSchemaPropsOrArray>()),
+                ("maxItems", s::integer(Some("int64"))),
+                ("maxLength", s::integer(Some("int64"))),
+                ("maxProperties", s::integer(Some("int64"))),
+                ("maximum", s::number(Some("double"))),
+                ("minItems", s::integer(Some("int64"))),
+                ("minLength", s::integer(Some("int64"))),
+                ("minProperties", s::integer(Some("int64"))),
+                ("minimum", s::number(Some("double"))),
+                ("multipleOf", s::number(Some("double"))),
+                ("not", generator.subschema_for::<JSONSchemaProps>()),
+                ("nullable", s::boolean()),
+                (
+                    "oneOf",
+                    s::array(
+                        generator.subschema_for::<JSONSchemaProps>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                ),
+                ("pattern", s::string(None, &[])),
+                (
+                    "patternProperties",
+                    s::map(generator.subschema_for::<JSONSchemaProps>()),
+                ),
+                (
+                    "properties",
+                    s::map(generator.subschema_for::<JSONSchemaProps>()),
+                ),
+                (
+                    "required",
+                    s::array(s::string(None, &[]), Some("atomic"), &[]),
+                ),
+                ("title", s::string(None, &[])),
+                ("type", s::string(None, &[])),
+                ("uniqueItems", s::boolean()),
+                (
+                    "x-kubernetes-embedded-resource",
+                    s::property(
+                        s::boolean(),
+                        "x-kubernetes-embedded-resource defines that the value is an embedded Kubernetes runtime.Object, with TypeMeta and ObjectMeta. The type must be object. It is allowed to further restrict the embedded object. kind, apiVersion and metadata are validated automatically. x-kubernetes-preserve-unknown-fields is allowed to be true, but does not have to be if the object is fully specified (up to kind, apiVersion, metadata).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "x-kubernetes-int-or-string",
+                    s::property(
+                        s::boolean(),
+                        "x-kubernetes-int-or-string specifies that this value is either an integer or a string. If this is true, an empty type is allowed and type as child of anyOf is permitted if following one of the following patterns:\n\n1) anyOf:\n   - type: integer\n   - type: string\n2) allOf:\n   - anyOf:\n     - type: integer\n     - type: string\n   - ... zero or more",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "x-kubernetes-list-map-keys",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "x-kubernetes-list-map-keys annotates an array with the x-kubernetes-list-type `map` by specifying the keys used as the index of the map.\n\nThis tag MUST only be used on lists that have the \"x-kubernetes-list-type\" extension set to \"map\". Also, the values specified for this attribute must be a scalar typed field of the child structure (no nesting is supported).\n\nThe properties specified must either be required or have a default value, to ensure those properties are present for all list items.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "x-kubernetes-list-type",
+                    s::property(
+                        s::string(None, &[]),
+                        "x-kubernetes-list-type annotates an array to further describe its topology. This extension must only be used on lists and may have 3 possible values:\n\n1) `atomic`: the list is treated as a single entity, like a scalar.\n     Atomic lists will be entirely replaced when updated. This extension\n     may be used on any type of list (struct, scalar, ...).\n2) `set`:\n     Sets are lists that must not have multiple items with the same value. Each\n     value must be a scalar, an object with x-kubernetes-map-type `atomic` or an\n     array with x-kubernetes-list-type `atomic`.\n3) `map`:\n     These lists are like maps in that their elements have a non-index key\n     used to identify them. Order is preserved upon merge. The map tag\n     must only be used on a list with elements of type object.\nDefaults to atomic for arrays.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "x-kubernetes-map-type",
+                    s::property(
+                        s::string(None, &[]),
+                        "x-kubernetes-map-type annotates an object to further describe its topology. This extension must only be used when type is object and may have 2 possible values:\n\n1) `granular`:\n     These maps are actual maps (key-value pairs) and each fields are independent\n     from each other (they can each be manipulated by separate actors). This is\n     the default behaviour for all maps.\n2) `atomic`: the list is treated as a single entity, like a scalar.\n     Atomic maps will be entirely replaced when updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "x-kubernetes-preserve-unknown-fields",
+                    s::property(
+                        s::boolean(),
+                        "x-kubernetes-preserve-unknown-fields stops the API server decoding step from pruning fields which are not specified in the validation schema. This affects fields recursively, but switches back to normal pruning behaviour if nested properties or additionalProperties are specified in the schema. This can either be true or undefined. False is forbidden.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "x-kubernetes-validations",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ValidationRule>(),
+                            Some("map"),
+                            &["rule"],
+                        ),
+                        "x-kubernetes-validations describes a list of validation rules written in the CEL expression language.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for JSONSchemaProps {
     fn merge_field(
@@ -1324,6 +2265,35 @@ impl PatchMeta for SelectableField {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SelectableField {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SelectableField")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.SelectableField",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SelectableField specifies the JSON path of a field that may be used with field selectors.",
+            None,
+            &["jsonPath"],
+            vec![(
+                "jsonPath",
+                s::property(
+                    s::string(None, &[]),
+                    "jsonPath is a simple JSON path which is evaluated against each custom resource to produce a field selector value. Only JSON paths without the array notation are allowed. Must point to a field of type string, boolean or integer. Types with enum values and strings with formats are allowed. If jsonPath refers to absent field in a resource, the jsonPath evaluates to an empty string. Must not point to metdata fields. Required.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SelectableField {
     fn merge_field(
@@ -1364,6 +2334,64 @@ impl PatchMeta for ServiceReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceReference holds a reference to Service.legacy.k8s.io",
+            None,
+            &["name", "namespace"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the service. Required",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "namespace is the namespace of the service. Required",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is an optional URL path at which the webhook will be contacted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "port is an optional service port at which the webhook will be contacted. `port` should be a valid port number (1-65535, inclusive). Defaults to 443 for backward compatibility.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1466,6 +2494,90 @@ impl PatchMeta for ValidationRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ValidationRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ValidationRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ValidationRule describes a validation rule written in the CEL expression language.",
+            None,
+            &["rule"],
+            vec![
+                (
+                    "fieldPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "fieldPath represents the field path returned when the validation fails. It must be a relative JSON path (i.e. with array notation) scoped to the location of this x-kubernetes-validations extension in the schema and refer to an existing field. e.g. when validation checks if a specific attribute `foo` under a map `testMap`, the fieldPath could be set to `.testMap.foo` If the validation checks two lists must have unique attributes, the fieldPath could be set to either of the list: e.g. `.testList` It does not support list numeric index. It supports child operation to refer to an existing field currently. Refer to [JSONPath support in Kubernetes](https://kubernetes.io/docs/reference/kubectl/jsonpath/) for more info. Numeric index of array is not supported. For field name which contains special characters, use `['specialName']` to refer the field name. e.g. for attribute `foo.34$` appears in a list `testList`, the fieldPath could be set to `.testList['foo.34$']`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Message represents the message displayed when validation fails. The message is required if the Rule contains line breaks. The message must not contain line breaks. If unset, the message is \"failed rule: {Rule}\". e.g. \"must be a URL with the host matching spec.host\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "messageExpression",
+                    s::property(
+                        s::string(None, &[]),
+                        "MessageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails. Since messageExpression is used as a failure message, it must evaluate to a string. If both message and messageExpression are present on a rule, then messageExpression will be used if validation fails. If messageExpression results in a runtime error, the runtime error is logged, and the validation failure message is produced as if the messageExpression field were unset. If messageExpression evaluates to an empty string, a string with only spaces, or a string that contains line breaks, then the validation failure message will also be produced as if the messageExpression field were unset, and the fact that messageExpression produced an empty string/string with only spaces/string with line breaks will be logged. messageExpression has access to all the same variables as the rule; the only difference is the return type. Example: \"x must be less than max (\"+string(self.max)+\")\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "optionalOldSelf",
+                    s::property(
+                        s::boolean(),
+                        "optionalOldSelf is used to opt a transition rule into evaluation even when the object is first created, or if the old object is missing the value.\n\nWhen enabled `oldSelf` will be a CEL optional whose value will be `None` if there is no old value, or when the object is initially created.\n\nYou may check for presence of oldSelf using `oldSelf.hasValue()` and unwrap it after checking using `oldSelf.value()`. Check the CEL documentation for Optional types for more information: https://pkg.go.dev/github.com/google/cel-go/cel#OptionalTypes\n\nMay not be set unless `oldSelf` is used in `rule`.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(
+                            None,
+                            &[
+                                "FieldValueDuplicate",
+                                "FieldValueForbidden",
+                                "FieldValueInvalid",
+                                "FieldValueRequired",
+                            ],
+                        ),
+                        "reason provides a machine-readable validation failure reason that is returned to the caller when a request fails this validation rule. The HTTP status code returned to the caller will match the reason of the reason of the first failed validation rule. The currently supported reasons are: \"FieldValueInvalid\", \"FieldValueForbidden\", \"FieldValueRequired\", \"FieldValueDuplicate\". If not set, default to use \"FieldValueInvalid\". All future added reasons must be accepted by clients when reading this value and unknown reasons should be treated as FieldValueInvalid.\n\nPossible enum values:\n - `\"FieldValueDuplicate\"` is used to report collisions of values that must be unique (e.g. unique IDs).\n - `\"FieldValueForbidden\"` is used to report valid (as per formatting rules) values which would be accepted under some conditions, but which are not permitted by the current conditions (such as security policy).\n - `\"FieldValueInvalid\"` is used to report malformed values (e.g. failed regex match, too long, out of bounds).\n - `\"FieldValueRequired\"` is used to report required values that are not provided (e.g. empty strings, null values, or empty arrays).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "rule",
+                    s::property(
+                        s::string(None, &[]),
+                        "Rule represents the expression which will be evaluated by CEL. ref: https://github.com/google/cel-spec The Rule is scoped to the location of the x-kubernetes-validations extension in the schema. The `self` variable in the CEL expression is bound to the scoped value. Example: - Rule scoped to the root of a resource with a status subresource: {\"rule\": \"self.status.actual <= self.spec.maxDesired\"}\n\nIf the Rule is scoped to an object with properties, the accessible properties of the object are field selectable via `self.field` and field presence can be checked via `has(self.field)`. Null valued fields are treated as absent fields in CEL expressions. If the Rule is scoped to an object with additionalProperties (i.e. a map) the value of the map are accessible via `self[mapKey]`, map containment can be checked via `mapKey in self` and all entries of the map are accessible via CEL macros and functions such as `self.all(...)`. If the Rule is scoped to an array, the elements of the array are accessible via `self[i]` and also by macros and functions. If the Rule is scoped to a scalar, `self` is bound to the scalar value. Examples: - Rule scoped to a map of objects: {\"rule\": \"self.components['Widget'].priority < 10\"} - Rule scoped to a list of integers: {\"rule\": \"self.values.all(value, value >= 0 && value < 100)\"} - Rule scoped to a string value: {\"rule\": \"self.startsWith('kube')\"}\n\nThe `apiVersion`, `kind`, `metadata.name` and `metadata.generateName` are always accessible from the root of the object and from any x-kubernetes-embedded-resource annotated objects. No other metadata properties are accessible.\n\nUnknown data preserved in custom resources via x-kubernetes-preserve-unknown-fields is not accessible in CEL expressions. This includes: - Unknown field values that are preserved by object schemas with x-kubernetes-preserve-unknown-fields. - Object properties where the property schema is of an \"unknown type\". An \"unknown type\" is recursively defined as:\n  - A schema with no type and x-kubernetes-preserve-unknown-fields set to true\n  - An array where the items schema is of an \"unknown type\"\n  - An object where the additionalProperties schema is of an \"unknown type\"\n\nOnly property names of the form `[a-zA-Z_.-/][a-zA-Z0-9_.-/]*` are accessible. Accessible property names are escaped according to the following rules when accessed in the expression: - '__' escapes to '__underscores__' - '.' escapes to '__dot__' - '-' escapes to '__dash__' - '/' escapes to '__slash__' - Property names that exactly match a CEL RESERVED keyword escape to '__{keyword}__'. The keywords are:\n\t  \"true\", \"false\", \"null\", \"in\", \"as\", \"break\", \"const\", \"continue\", \"else\", \"for\", \"function\", \"if\",\n\t  \"import\", \"let\", \"loop\", \"package\", \"namespace\", \"return\".\nExamples:\n  - Rule accessing a property named \"namespace\": {\"rule\": \"self.__namespace__ > 0\"}\n  - Rule accessing a property named \"x-prop\": {\"rule\": \"self.x__dash__prop > 0\"}\n  - Rule accessing a property named \"redact__d\": {\"rule\": \"self.redact__underscores__d > 0\"}\n\nEquality on arrays with x-kubernetes-list-type of 'set' or 'map' ignores element order, i.e. [1, 2] == [2, 1]. Concatenation on arrays with x-kubernetes-list-type use the semantics of the list type:\n  - 'set': `X + Y` performs a union where the array positions of all elements in `X` are preserved and\n    non-intersecting elements in `Y` are appended, retaining their partial order.\n  - 'map': `X + Y` performs a merge where the array positions of all keys in `X` are preserved but the values\n    are overwritten by values in `Y` when the key sets of `X` and `Y` intersect. Elements in `Y` with\n    non-intersecting keys are appended, retaining their partial order.\n\nIf `rule` makes use of the `oldSelf` variable it is implicitly a `transition rule`.\n\nBy default, the `oldSelf` variable is the same type as `self`. When `optionalOldSelf` is true, the `oldSelf` variable is a CEL optional\n variable whose value() is the same type as `self`.\nSee the documentation for the `optionalOldSelf` field for details.\n\nTransition rules by default are applied only on UPDATE requests and are skipped if an old value could not be found. You can opt a transition rule into unconditional evaluation by setting `optionalOldSelf` to true.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ValidationRule {
     fn merge_field(
@@ -1536,6 +2648,55 @@ impl PatchMeta for WebhookClientConfig {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WebhookClientConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WebhookClientConfig")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "WebhookClientConfig contains the information to make a TLS connection with the webhook.",
+            None,
+            &[],
+            vec![
+                (
+                    "caBundle",
+                    s::property(
+                        s::string(Some("byte"), &[]),
+                        "caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate. If unspecified, system trust roots on the apiserver are used.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "service",
+                    s::property(
+                        generator.subschema_for::<ServiceReference>(),
+                        "service is a reference to the service for this webhook. Either service or url must be specified.\n\nIf the webhook is running within the cluster, then you should use `service`.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "url",
+                    s::property(
+                        s::string(None, &[]),
+                        "url gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified.\n\nThe `host` should not refer to a service running in the cluster; use the `service` field instead. The host might be resolved via external DNS in some apiservers (e.g., `kube-apiserver` cannot resolve in-cluster DNS as that would be a layering violation). `host` may also be an IP address.\n\nPlease note that using `localhost` or `127.0.0.1` as a `host` is risky unless you take great care to run this webhook on all hosts which run an apiserver which might need to make calls to this webhook. Such installs are likely to be non-portable, i.e., not easy to turn up in a new cluster.\n\nThe scheme must be \"https\"; the URL must begin with \"https://\".\n\nA path is optional, and if present may be any string permissible in a URL. You may use the path to pass an arbitrary string to the webhook, for example, a cluster identifier.\n\nAttempting to use a user or basic auth e.g. \"user:password@\" is not allowed. Fragments (\"#...\") and query parameters (\"?...\") are not allowed, either.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for WebhookClientConfig {
     fn merge_field(
@@ -1597,6 +2758,46 @@ impl PatchMeta for WebhookConversion {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WebhookConversion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WebhookConversion")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "WebhookConversion describes how to call a conversion webhook",
+            None,
+            &["conversionReviewVersions"],
+            vec![
+                (
+                    "clientConfig",
+                    s::property(
+                        generator.subschema_for::<WebhookClientConfig>(),
+                        "clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conversionReviewVersions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -96,6 +96,71 @@ impl PatchMeta for APIService {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIService {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIService")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "APIService represents a server for a particular GroupVersion. Name must be \"version.group\".",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<APIServiceSpec>(),
+                        "Spec contains information for locating and communicating with a server",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<APIServiceStatus>(),
+                        "Status contains derived information about an API server",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for APIService {
     fn merge_field(
@@ -148,6 +213,73 @@ impl PatchMeta for APIServiceCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIServiceCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIServiceCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "APIServiceCondition describes the state of an APIService at a particular point",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Human-readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "Unique, one-word, CamelCase reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status is the status of the condition. Can be True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type is the type of the condition.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -233,6 +365,91 @@ impl PatchMeta for APIServiceSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIServiceSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIServiceSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "APIServiceSpec contains information for locating and communicating with a server. Only https is supported, though you are able to disable certificate verification.",
+            None,
+            &["groupPriorityMinimum", "versionPriority"],
+            vec![
+                (
+                    "caBundle",
+                    s::property(
+                        s::string(Some("byte"), &[]),
+                        "CABundle is a PEM encoded CA bundle which will be used to validate an API server's serving certificate. If unspecified, system trust roots on the apiserver are used.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "group",
+                    s::property(
+                        s::string(None, &[]),
+                        "Group is the API group name this server hosts",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "groupPriorityMinimum",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "GroupPriorityMinimum is the priority this group should have at least. Higher priority means that the group is preferred by clients over lower priority ones. Note that other versions of this group might specify even higher GroupPriorityMinimum values such that the whole group gets a higher priority. The primary sort is based on GroupPriorityMinimum, ordered highest number to lowest (20 before 10). The secondary sort is based on the alphabetical comparison of the name of the object.  (v1.bar before v1.foo) We'd recommend something like: *.k8s.io (except extensions) at 18000 and PaaSes (OpenShift, Deis) are recommended to be in the 2000s",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "insecureSkipTLSVerify",
+                    s::property(
+                        s::boolean(),
+                        "InsecureSkipTLSVerify disables TLS certificate verification when communicating with this server. This is strongly discouraged.  You should use the CABundle instead.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "service",
+                    s::property(
+                        generator.subschema_for::<ServiceReference>(),
+                        "Service is a reference to the service for this API server.  It must communicate on port 443. If the Service is nil, that means the handling for the API groupversion is handled locally on this server. The call will simply delegate to the normal handler chain to be fulfilled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "version",
+                    s::property(
+                        s::string(None, &[]),
+                        "Version is the API version this server hosts.  For example, \"v1\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "versionPriority",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "VersionPriority controls the ordering of this API version inside of its group.  Must be greater than zero. The primary sort is based on VersionPriority, ordered highest to lowest (20 before 10). Since it's inside of a group, the number can be small, probably in the 10s. In case of equal version priorities, the version string will be used to compute the order inside a group. If the version string is \"kube-like\", it will sort above non \"kube-like\" version strings, which are ordered lexicographically. \"Kube-like\" versions start with a \"v\", then are followed by a number (the major version), then optionally the string \"alpha\" or \"beta\" and another number (the minor version). These are sorted first by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for APIServiceSpec {
     fn merge_field(
@@ -287,6 +504,39 @@ impl PatchMeta for APIServiceStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIServiceStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIServiceStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "APIServiceStatus contains derived information about an API server",
+            None,
+            &[],
+            vec![(
+                "conditions",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<APIServiceCondition>(),
+                        Some("map"),
+                        &["type"],
+                    ),
+                    "Current service state of apiService.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for APIServiceStatus {
     fn merge_field(
@@ -324,6 +574,55 @@ impl PatchMeta for ServiceReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceReference holds a reference to Service.legacy.k8s.io",
+            None,
+            &[],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the name of the service",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "Namespace is the namespace of the service",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "If specified, the port on the service that hosting webhook. Default to 443 for backward compatibility. `port` should be a valid port number (1-65535, inclusive).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

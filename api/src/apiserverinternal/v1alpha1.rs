@@ -58,6 +58,62 @@ impl PatchMeta for ServerStorageVersion {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServerStorageVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServerStorageVersion")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apiserverinternal.v1alpha1.ServerStorageVersion")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "An API server instance reports the version it can decode and the version it encodes objects to when persisting objects in the backend.",
+            None,
+            &["apiServerID", "decodableVersions", "encodingVersion"],
+            vec![
+                (
+                    "apiServerID",
+                    s::property(
+                        s::string(None, &[]),
+                        "apiServerID is the ID of the reporting API server.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "decodableVersions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "encodingVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "servedVersions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "servedVersions lists all versions the API server can serve. DecodableVersions must include all ServedVersions.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ServerStorageVersion {
     fn merge_field(
@@ -164,6 +220,71 @@ impl PatchMeta for StorageVersion {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageVersion")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apiserverinternal.v1alpha1.StorageVersion")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Storage version of a specific resource.",
+            None,
+            &["metadata"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard object metadata. The name is <group>.<resource>.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<StorageVersionSpec>(),
+                        "spec is an empty spec. It is here to comply with Kubernetes API style.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<StorageVersionStatus>(),
+                        "status on the version the API server instance can decode from and encode objects to when persisting objects in the backend.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StorageVersion {
     fn merge_field(
@@ -222,6 +343,75 @@ impl PatchMeta for StorageVersionCondition {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageVersionCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageVersionCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Describes the state of the storageVersion at a certain point.",
+            None,
+            &["message", "reason", "status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastTransitionTime is the last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "message is a human readable string indicating details about the transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "observedGeneration represents the .metadata.generation that the condition was set based upon, if field is set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(s::string(None, &[]), "type of the condition.", None, None),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StorageVersionCondition {
     fn merge_field(
@@ -259,6 +449,20 @@ impl PatchMeta for StorageVersionSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageVersionSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageVersionSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apiserverinternal.v1alpha1.StorageVersionSpec")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object("StorageVersionSpec is an empty spec.", None, &[], vec![])
     }
 }
 
@@ -318,6 +522,61 @@ impl PatchMeta for StorageVersionStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageVersionStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageVersionStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apiserverinternal.v1alpha1.StorageVersionStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "API server instances report the versions they can decode and the version they encode objects to when persisting objects in the backend.",
+            None,
+            &[],
+            vec![
+                (
+                    "commonEncodingVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "commonEncodingVersion is set to an encoding storage version if all API server instances share that same version. If they don't share one storage version, this field is left empty. API servers should finish updating its storageVersionStatus entry before serving write operations, so that this field will be in sync with the reality.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<StorageVersionCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "conditions lists the latest available observations of the storageVersion's state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageVersions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ServerStorageVersion>(),
+                            Some("map"),
+                            &["apiServerID"],
+                        ),
+                        "storageVersions lists the reported versions per API server instance.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -74,6 +74,71 @@ impl PatchMeta for ControllerRevision {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ControllerRevision {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ControllerRevision")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.ControllerRevision")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.",
+            None,
+            &["revision"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "data",
+                    s::property(
+                        s::raw_extension(),
+                        "Data is the serialized representation of the state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "revision",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Revision indicates the revision of the state represented by Data.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ControllerRevision {
     fn merge_field(
@@ -178,6 +243,71 @@ impl PatchMeta for DaemonSet {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DaemonSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DaemonSet")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DaemonSet")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DaemonSet represents the configuration of a daemon set.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<DaemonSetSpec>(),
+                        "The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<DaemonSetStatus>(),
+                        "The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DaemonSet {
     fn merge_field(
@@ -230,6 +360,71 @@ impl PatchMeta for DaemonSetCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DaemonSetCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DaemonSetCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DaemonSetCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DaemonSetCondition describes the state of a DaemonSet at a certain point.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "A human readable message indicating details about the transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "The reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of DaemonSet condition.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -321,6 +516,71 @@ impl PatchMeta for DaemonSetSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DaemonSetSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DaemonSetSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DaemonSetSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DaemonSetSpec is the specification of a daemon set.",
+            None,
+            &["selector", "template"],
+            vec![
+                (
+                    "minReadySeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "revisionHistoryLimit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of old history to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "template",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::PodTemplateSpec>(),
+                        "An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is \"Always\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "updateStrategy",
+                    s::property(
+                        generator.subschema_for::<DaemonSetUpdateStrategy>(),
+                        "An update strategy to replace existing DaemonSet pods with new pods.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DaemonSetSpec {
     fn merge_field(
@@ -401,6 +661,125 @@ impl PatchMeta for DaemonSetStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DaemonSetStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DaemonSetStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DaemonSetStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DaemonSetStatus represents the current status of a daemon set.",
+            None,
+            &[
+                "currentNumberScheduled",
+                "desiredNumberScheduled",
+                "numberMisscheduled",
+                "numberReady",
+            ],
+            vec![
+                (
+                    "collisionCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Count of hash collisions for the DaemonSet. The DaemonSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DaemonSetCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Represents the latest available observations of a DaemonSet's current state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentNumberScheduled",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "desiredNumberScheduled",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "numberAvailable",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "numberMisscheduled",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of nodes that are running the daemon pod, but are not supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "numberReady",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "numberUnavailable",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of nodes that should be running the daemon pod and have none of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The most recent generation observed by the daemon set controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "updatedNumberScheduled",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The total number of nodes that are running updated daemon pod",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DaemonSetStatus {
     fn merge_field(
@@ -465,6 +844,44 @@ impl PatchMeta for DaemonSetUpdateStrategy {
             fields: Some(<RollingUpdateDaemonSet as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DaemonSetUpdateStrategy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DaemonSetUpdateStrategy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DaemonSetUpdateStrategy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.",
+            None,
+            &[],
+            vec![
+                (
+                    "rollingUpdate",
+                    s::property(
+                        generator.subschema_for::<RollingUpdateDaemonSet>(),
+                        "Rolling update config params. Present only if type = \"RollingUpdate\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &["OnDelete", "RollingUpdate"]),
+                        "Type of daemon set update. Can be \"RollingUpdate\" or \"OnDelete\". Default is RollingUpdate.\n\nPossible enum values:\n - `\"OnDelete\"` Replace the old daemons only when it's killed\n - `\"RollingUpdate\"` Replace the old daemons by new ones using rolling update i.e replace them on each node one after the other.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -570,6 +987,71 @@ impl PatchMeta for Deployment {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Deployment {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Deployment")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.Deployment")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Deployment enables declarative updates for Pods and ReplicaSets.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<DeploymentSpec>(),
+                        "Specification of the desired behavior of the Deployment.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<DeploymentStatus>(),
+                        "Most recently observed status of the Deployment.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Deployment {
     fn merge_field(
@@ -630,6 +1112,80 @@ impl PatchMeta for DeploymentCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeploymentCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeploymentCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DeploymentCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeploymentCondition describes the state of a deployment at a certain point.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastUpdateTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "The last time this condition was updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "A human readable message indicating details about the transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "The reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of deployment condition.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -735,6 +1291,98 @@ impl PatchMeta for DeploymentSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeploymentSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeploymentSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DeploymentSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeploymentSpec is the specification of the desired behavior of the Deployment.",
+            None,
+            &["selector", "template"],
+            vec![
+                (
+                    "minReadySeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "paused",
+                    s::property(
+                        s::boolean(),
+                        "Indicates that the deployment is paused.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "progressDeadlineSeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The maximum time in seconds for a deployment to make progress before it is considered to be failed. The deployment controller will continue to process failed deployments and a condition with a ProgressDeadlineExceeded reason will be surfaced in the deployment status. Note that progress will not be estimated during the time a deployment is paused. Defaults to 600s.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Number of desired pods. This is a pointer to distinguish between explicit zero and not specified. Defaults to 1.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "revisionHistoryLimit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "strategy",
+                    s::property(
+                        generator.subschema_for::<DeploymentStrategy>(),
+                        "The deployment strategy to use to replace existing pods with new ones.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "template",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::PodTemplateSpec>(),
+                        "Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is \"Always\".",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeploymentSpec {
     fn merge_field(
@@ -823,6 +1471,111 @@ impl PatchMeta for DeploymentStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeploymentStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeploymentStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DeploymentStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeploymentStatus is the most recently observed status of the Deployment.",
+            None,
+            &[],
+            vec![
+                (
+                    "availableReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "collisionCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Count of hash collisions for the Deployment. The Deployment controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ReplicaSet.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeploymentCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Represents the latest available observations of a deployment's current state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The generation observed by the deployment controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readyReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Total number of non-terminating pods targeted by this Deployment with a Ready Condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Total number of non-terminating pods targeted by this deployment (their labels match the selector).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminatingReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Total number of terminating pods targeted by this deployment. Terminating pods have a non-null .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.\n\nThis is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "unavailableReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Total number of unavailable pods targeted by this deployment. This is the total number of pods that are still required for the deployment to have 100% available capacity. They may either be pods that are running but not yet available or pods that still have not been created.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "updatedReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Total number of non-terminating pods targeted by this deployment that have the desired template spec.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeploymentStatus {
     fn merge_field(
@@ -885,6 +1638,44 @@ impl PatchMeta for DeploymentStrategy {
             fields: Some(<RollingUpdateDeployment as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeploymentStrategy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeploymentStrategy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.DeploymentStrategy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeploymentStrategy describes how to replace existing pods with new ones.",
+            None,
+            &[],
+            vec![
+                (
+                    "rollingUpdate",
+                    s::property(
+                        generator.subschema_for::<RollingUpdateDeployment>(),
+                        "Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &["Recreate", "RollingUpdate"]),
+                        "Type of deployment. Can be \"Recreate\" or \"RollingUpdate\". Default is RollingUpdate.\n\nPossible enum values:\n - `\"Recreate\"` Kill all existing pods before creating new ones.\n - `\"RollingUpdate\"` Replace the old ReplicaSets by new one using rolling update i.e gradually scale down the old ReplicaSets and scale up the new one.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -990,6 +1781,71 @@ impl PatchMeta for ReplicaSet {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicaSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicaSet")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.ReplicaSet")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicaSet ensures that a specified number of pod replicas are running at any given time.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ReplicaSetSpec>(),
+                        "Spec defines the specification of the desired behavior of the ReplicaSet. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ReplicaSetStatus>(),
+                        "Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ReplicaSet {
     fn merge_field(
@@ -1042,6 +1898,71 @@ impl PatchMeta for ReplicaSetCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicaSetCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicaSetCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.ReplicaSetCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicaSetCondition describes the state of a replica set at a certain point.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "The last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "A human readable message indicating details about the transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "The reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of replica set condition.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1115,6 +2036,62 @@ impl PatchMeta for ReplicaSetSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicaSetSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicaSetSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.ReplicaSetSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicaSetSpec is the specification of a ReplicaSet.",
+            None,
+            &["selector"],
+            vec![
+                (
+                    "minReadySeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "template",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::PodTemplateSpec>(),
+                        "Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1192,6 +2169,93 @@ impl PatchMeta for ReplicaSetStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicaSetStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicaSetStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.ReplicaSetStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicaSetStatus represents the current status of a ReplicaSet.",
+            None,
+            &["replicas"],
+            vec![
+                (
+                    "availableReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of available non-terminating pods (ready for at least minReadySeconds) for this replica set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ReplicaSetCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Represents the latest available observations of a replica set's current state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fullyLabeledReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of non-terminating pods that have labels matching the labels of the pod template of the replicaset.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "ObservedGeneration reflects the generation of the most recently observed ReplicaSet.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readyReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminatingReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of terminating pods for this replica set. Terminating pods have a non-null .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.\n\nThis is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ReplicaSetStatus {
     fn merge_field(
@@ -1241,6 +2305,44 @@ impl PatchMeta for RollingUpdateDaemonSet {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RollingUpdateDaemonSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RollingUpdateDaemonSet")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.RollingUpdateDaemonSet")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Spec to control the desired behavior of daemon set rolling update.",
+            None,
+            &[],
+            vec![
+                (
+                    "maxSurge",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "The maximum number of nodes with an existing available DaemonSet pod that can have an updated DaemonSet pod during during an update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up to a minimum of 1. Default value is 0. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their a new pod created before the old pod is marked as deleted. The update starts by launching new pods on 30% of nodes. Once an updated pod is available (Ready for at least minReadySeconds) the old DaemonSet pod on that node is marked deleted. If the old pod becomes unavailable for any reason (Ready transitions to false, is evicted, or is drained) an updated pod is immediately created on that node without considering surge limits. Allowing surge implies the possibility that the resources consumed by the daemonset on any given node can double if the readiness check fails, and so resource intensive daemonsets should take into account that they may cause evictions during disruption.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "maxUnavailable",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "The maximum number of DaemonSet pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of total number of DaemonSet pods at the start of the update (ex: 10%). Absolute number is calculated from percentage by rounding up. This cannot be 0 if MaxSurge is 0 Default value is 1. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their pods stopped for an update at any given time. The update starts by stopping at most 30% of those DaemonSet pods and then brings up new DaemonSet pods in their place. Once the new pods are available, it then proceeds onto other DaemonSet pods, thus ensuring that at least 70% of original number of DaemonSet pods are available at all times during the update.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for RollingUpdateDaemonSet {
     fn merge_field(
@@ -1280,6 +2382,44 @@ impl PatchMeta for RollingUpdateDeployment {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RollingUpdateDeployment {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RollingUpdateDeployment")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.RollingUpdateDeployment")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Spec to control the desired behavior of rolling update.",
+            None,
+            &[],
+            vec![
+                (
+                    "maxSurge",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "The maximum number of pods that can be scheduled above the desired number of pods. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately when the rolling update starts, such that the total number of old and new pods do not exceed 130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up further, ensuring that total number of pods running at any time during the update is at most 130% of desired pods.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "maxUnavailable",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding down. This can not be 0 if MaxSurge is 0. Defaults to 25%. Example: when this is set to 30%, the old ReplicaSet can be scaled down to 70% of desired pods immediately when the rolling update starts. Once new pods are ready, old ReplicaSet can be scaled down further, followed by scaling up the new ReplicaSet, ensuring that the total number of pods available at all times during the update is at least 70% of desired pods.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for RollingUpdateDeployment {
     fn merge_field(
@@ -1316,6 +2456,44 @@ impl PatchMeta for RollingUpdateStatefulSetStrategy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RollingUpdateStatefulSetStrategy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RollingUpdateStatefulSetStrategy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.",
+            None,
+            &[],
+            vec![
+                (
+                    "maxUnavailable",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding up. This can not be 0. Defaults to 1. This field is beta-level and is enabled by default. The field applies to all pods in the range 0 to Replicas-1. That means if there is any unavailable pod in the range 0 to Replicas-1, it will be counted towards MaxUnavailable. This setting might not be effective for the OrderedReady podManagementPolicy. That policy ensures pods are created and become ready one at a time.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "partition",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Partition indicates the ordinal at which the StatefulSet should be partitioned for updates. During a rolling update, all pods from ordinal Replicas-1 to Partition are updated. All pods from ordinal Partition-1 to 0 remain untouched. This is helpful in being able to do a canary based deployment. The default value is 0.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1425,6 +2603,71 @@ impl PatchMeta for StatefulSet {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatefulSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StatefulSet")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.StatefulSet")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "StatefulSet represents a set of pods with consistent identities. Identities are defined as:\n  - Network: A single stable DNS and hostname.\n  - Storage: As many VolumeClaims as requested.\n\nThe StatefulSet guarantees that a given network identity will always map to the same storage identity.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<StatefulSetSpec>(),
+                        "Spec defines the desired identities of pods in this set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<StatefulSetStatus>(),
+                        "Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StatefulSet {
     fn merge_field(
@@ -1480,6 +2723,71 @@ impl PatchMeta for StatefulSetCondition {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatefulSetCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StatefulSetCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.StatefulSetCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "StatefulSetCondition describes the state of a statefulset at a certain point.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "A human readable message indicating details about the transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "The reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of statefulset condition.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StatefulSetCondition {
     fn merge_field(
@@ -1525,6 +2833,33 @@ impl PatchMeta for StatefulSetOrdinals {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatefulSetOrdinals {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StatefulSetOrdinals")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.StatefulSetOrdinals")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.",
+            None,
+            &[],
+            vec![(
+                "start",
+                s::property(
+                    s::integer(Some("int32")),
+                    "start is the number representing the first replica's index. It may be used to number replicas from an alternate index (eg: 1-indexed) over the default 0-indexed names, or to orchestrate progressive movement of replicas from one StatefulSet to another. If set, replica indices will be in the range:\n  [.spec.ordinals.start, .spec.ordinals.start + .spec.replicas).\nIf unset, defaults to 0. Replica indices will be in the range:\n  [0, .spec.replicas).",
+                    None,
+                    Some(serde_json::Value::from(0i64)),
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StatefulSetOrdinals {
     fn merge_field(
@@ -1559,6 +2894,46 @@ impl PatchMeta for StatefulSetPersistentVolumeClaimRetentionPolicy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StatefulSetPersistentVolumeClaimRetentionPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet VolumeClaimTemplates.",
+            None,
+            &[],
+            vec![
+                (
+                    "whenDeleted",
+                    s::property(
+                        s::string(None, &[]),
+                        "WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is deleted. The default policy of `Retain` causes PVCs to not be affected by StatefulSet deletion. The `Delete` policy causes those PVCs to be deleted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "whenScaled",
+                    s::property(
+                        s::string(None, &[]),
+                        "WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is scaled down. The default policy of `Retain` causes PVCs to not be affected by a scaledown. The `Delete` policy causes the associated PVCs for any excess pods above the replica count to be deleted.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1705,6 +3080,130 @@ impl PatchMeta for StatefulSetSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatefulSetSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StatefulSetSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.StatefulSetSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A StatefulSetSpec is the specification of a StatefulSet.",
+            None,
+            &["selector", "template"],
+            vec![
+                (
+                    "minReadySeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ordinals",
+                    s::property(
+                        generator.subschema_for::<StatefulSetOrdinals>(),
+                        "ordinals controls the numbering of replica indices in a StatefulSet. The default ordinals behavior assigns a \"0\" index to the first replica and increments the index by one for each additional replica requested.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "persistentVolumeClaimRetentionPolicy",
+                    s::property(
+                        generator
+                            .subschema_for::<StatefulSetPersistentVolumeClaimRetentionPolicy>(),
+                        "persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates. By default, all persistent volume claims are created as needed and retained until manually deleted. This policy allows the lifecycle to be altered, for example by deleting persistent volume claims when their stateful set is deleted, or when their pod is scaled down.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podManagementPolicy",
+                    s::property(
+                        s::string(None, &["OrderedReady", "Parallel"]),
+                        "podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down. The default policy is `OrderedReady`, where pods are created in increasing order (pod-0, then pod-1, etc) and the controller will wait until each pod is ready before continuing. When scaling down, the pods are removed in the opposite order. The alternative policy is `Parallel` which will create pods in parallel to match the desired scale without waiting, and on scale down will delete all pods at once.\n\nPossible enum values:\n - `\"OrderedReady\"` will create pods in strictly increasing order on scale up and strictly decreasing order on scale down, progressing only when the previous pod is ready or terminated. At most one pod will be changed at any time.\n - `\"Parallel\"` will create and delete pods as soon as the stateful set replica count is changed, and will not wait for pods to be ready or complete termination.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "replicas is the desired number of replicas of the given Template. These are replicas in the sense that they are instantiations of the same Template, but individual replicas also have a consistent identity. If unspecified, defaults to 1.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "revisionHistoryLimit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history. The revision history consists of all revisions not represented by a currently applied StatefulSetSpec version. The default value is 10.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serviceName",
+                    s::property(
+                        s::string(None, &[]),
+                        "serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set. Pods get DNS/hostnames that follow the pattern: pod-specific-string.serviceName.default.svc.cluster.local where \"pod-specific-string\" is managed by the StatefulSet controller.",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "template",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::PodTemplateSpec>(),
+                        "template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named \"web\" with index number \"3\" would be named \"web-3\". The only allowed template.spec.restartPolicy value is \"Always\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "updateStrategy",
+                    s::property(
+                        generator.subschema_for::<StatefulSetUpdateStrategy>(),
+                        "updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeClaimTemplates",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<crate::core::v1::PersistentVolumeClaim>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "volumeClaimTemplates is a list of claims that pods are allowed to reference. The StatefulSet controller is responsible for mapping network identities to claims in a way that maintains the identity of a pod. Every claim in this list must have at least one matching (by name) volumeMount in one container in the template. A claim in this list takes precedence over any volumes in the template, with the same name.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StatefulSetSpec {
     fn merge_field(
@@ -1799,6 +3298,120 @@ impl PatchMeta for StatefulSetStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatefulSetStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StatefulSetStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.StatefulSetStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "StatefulSetStatus represents the current state of a StatefulSet.",
+            None,
+            &["replicas"],
+            vec![
+                (
+                    "availableReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset.",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "collisionCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "collisionCount is the count of hash collisions for the StatefulSet. The StatefulSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<StatefulSetCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Represents the latest available observations of a statefulset's current state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by currentRevision.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentRevision",
+                    s::property(
+                        s::string(None, &[]),
+                        "currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [0,currentReplicas).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "observedGeneration is the most recent generation observed for this StatefulSet. It corresponds to the StatefulSet's generation, which is updated on mutation by the API Server.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readyReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "readyReplicas is the number of pods created for this StatefulSet with a Ready Condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "replicas is the number of Pods created by the StatefulSet controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "updateRevision",
+                    s::property(
+                        s::string(None, &[]),
+                        "updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [replicas-updatedReplicas,replicas)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "updatedReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by updateRevision.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StatefulSetStatus {
     fn merge_field(
@@ -1863,6 +3476,44 @@ impl PatchMeta for StatefulSetUpdateStrategy {
             fields: Some(<RollingUpdateStatefulSetStrategy as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatefulSetUpdateStrategy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StatefulSetUpdateStrategy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.apps.v1.StatefulSetUpdateStrategy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.",
+            None,
+            &[],
+            vec![
+                (
+                    "rollingUpdate",
+                    s::property(
+                        generator.subschema_for::<RollingUpdateStatefulSetStrategy>(),
+                        "RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &["OnDelete", "RollingUpdate"]),
+                        "Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate.\n\nPossible enum values:\n - `\"OnDelete\"` triggers the legacy behavior. Version tracking and ordered rolling restarts are disabled. Pods are recreated from the StatefulSetSpec when they are manually deleted. When a scale operation is performed with this strategy,specification version indicated by the StatefulSet's currentRevision.\n - `\"RollingUpdate\"` indicates that update will be applied to all Pods in the StatefulSet with respect to the StatefulSet ordering constraints. When a scale operation is performed with this strategy, new Pods will be created from the specification version indicated by the StatefulSet's updateRevision.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -40,6 +40,52 @@ impl PatchMeta for BoundObjectReference {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BoundObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("BoundObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.BoundObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "BoundObjectReference is a reference to an object that a token is bound to.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "apiVersion is API version of the referent.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "kind of the referent. Valid kinds are 'Pod' and 'Secret'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(s::string(None, &[]), "name of the referent.", None, None),
+                ),
+                (
+                    "uid",
+                    s::property(s::string(None, &[]), "uid of the referent.", None, None),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for BoundObjectReference {
     fn merge_field(
@@ -131,6 +177,62 @@ impl PatchMeta for SelfSubjectReview {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SelfSubjectReview {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SelfSubjectReview")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.SelfSubjectReview")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<SelfSubjectReviewStatus>(),
+                        "status is filled in by the server with the user attributes.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SelfSubjectReview {
     fn merge_field(
@@ -172,6 +274,33 @@ impl PatchMeta for SelfSubjectReviewStatus {
             fields: Some(<UserInfo as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SelfSubjectReviewStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SelfSubjectReviewStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.SelfSubjectReviewStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.",
+            None,
+            &[],
+            vec![(
+                "userInfo",
+                s::property(
+                    generator.subschema_for::<UserInfo>(),
+                    "userInfo is a set of attributes belonging to the user making this request.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -262,6 +391,71 @@ impl PatchMeta for TokenRequest {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TokenRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TokenRequest")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.TokenRequest")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TokenRequest requests a token for a given service account.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<TokenRequestSpec>(),
+                        "spec holds information about the request being evaluated",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<TokenRequestStatus>(),
+                        "status is filled in by the server and indicates whether the token can be authenticated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for TokenRequest {
     fn merge_field(
@@ -331,6 +525,53 @@ impl PatchMeta for TokenRequestSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TokenRequestSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TokenRequestSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.TokenRequestSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TokenRequestSpec contains client provided parameters of a token request.",
+            None,
+            &[],
+            vec![
+                (
+                    "audiences",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "boundObjectRef",
+                    s::property(
+                        generator.subschema_for::<BoundObjectReference>(),
+                        "boundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "expirationSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "expirationSeconds is the requested duration of validity of the request. The token issuer may return a token with a different validity duration so a client needs to check the 'expiration' field in a response.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for TokenRequestSpec {
     fn merge_field(
@@ -383,6 +624,44 @@ impl PatchMeta for TokenRequestStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TokenRequestStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TokenRequestStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.TokenRequestStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TokenRequestStatus is the result of a token request.",
+            None,
+            &[],
+            vec![
+                (
+                    "expirationTimestamp",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "expirationTimestamp is the time of expiration of the returned token.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "token",
+                    s::property(
+                        s::string(None, &[]),
+                        "token is the opaque bearer token.",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -486,6 +765,71 @@ impl PatchMeta for TokenReview {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TokenReview {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TokenReview")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.TokenReview")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TokenReview attempts to authenticate a token to a known user. Note: TokenReview requests may be cached by the webhook token authenticator plugin in the kube-apiserver.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<TokenReviewSpec>(),
+                        "spec holds information about the request being evaluated",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<TokenReviewStatus>(),
+                        "status is filled in by the server and indicates whether the request can be authenticated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for TokenReview {
     fn merge_field(
@@ -541,6 +885,44 @@ impl PatchMeta for TokenReviewSpec {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TokenReviewSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TokenReviewSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.TokenReviewSpec")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TokenReviewSpec is a description of the token authentication request.",
+            None,
+            &["token"],
+            vec![
+                (
+                    "audiences",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "token",
+                    s::property(
+                        s::string(None, &[]),
+                        "token is the opaque bearer token.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -608,6 +990,62 @@ impl PatchMeta for TokenReviewStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TokenReviewStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TokenReviewStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.TokenReviewStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TokenReviewStatus is the result of the token authentication request.",
+            None,
+            &[],
+            vec![
+                (
+                    "audiences",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token. An identifier is any identifier in the intersection of the TokenReviewSpec audiences and the token's audiences. A client of the TokenReview API that sets the spec.audiences field should validate that a compatible audience identifier is returned in the status.audiences field to ensure that the TokenReview server is audience aware. If a TokenReview returns an empty status.audience field where status.authenticated is \"true\", the token is valid against the audience of the Kubernetes API server.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "authenticated",
+                    s::property(
+                        s::boolean(),
+                        "authenticated indicates that the token was associated with a known user.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "error",
+                    s::property(
+                        s::string(None, &[]),
+                        "error indicates that the token couldn't be checked",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        generator.subschema_for::<UserInfo>(),
+                        "user is the UserInfo associated with the provided token.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for TokenReviewStatus {
     fn merge_field(
@@ -662,6 +1100,62 @@ impl PatchMeta for UserInfo {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInfo {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("UserInfo")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authentication.v1.UserInfo")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "UserInfo holds the information about the user needed to implement the user.Info interface.",
+            None,
+            &[],
+            vec![
+                (
+                    "extra",
+                    s::property(
+                        s::map(s::array(s::string(None, &[]), None, &[])),
+                        "extra is any additional information provided by the authenticator.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "groups",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "groups is the names of groups this user is a part of.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::string(None, &[]),
+                        "uid is a unique value that identifies this user across time. If this user is deleted and another user by the same name is added, they will have different UIDs.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "username",
+                    s::property(
+                        s::string(None, &[]),
+                        "username is the name that uniquely identifies this user among all active users.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -44,6 +44,48 @@ impl PatchMeta for FieldSelectorAttributes {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FieldSelectorAttributes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FieldSelectorAttributes")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.FieldSelectorAttributes")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FieldSelectorAttributes indicates a field limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.",
+            None,
+            &[],
+            vec![
+                (
+                    "rawSelector",
+                    s::property(
+                        s::string(None, &[]),
+                        "rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requirements",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<FieldSelectorRequirement>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for FieldSelectorAttributes {
     fn merge_field(
@@ -88,6 +130,48 @@ impl PatchMeta for LabelSelectorAttributes {
             fields: Some(<LabelSelectorRequirement as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LabelSelectorAttributes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LabelSelectorAttributes")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.LabelSelectorAttributes")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LabelSelectorAttributes indicates a label limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.",
+            None,
+            &[],
+            vec![
+                (
+                    "rawSelector",
+                    s::property(
+                        s::string(None, &[]),
+                        "rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requirements",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<LabelSelectorRequirement>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "requirements is the parsed interpretation of a label selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -191,6 +275,71 @@ impl PatchMeta for LocalSubjectAccessReview {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LocalSubjectAccessReview {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LocalSubjectAccessReview")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.LocalSubjectAccessReview")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace. Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions checking.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<SubjectAccessReviewSpec>(),
+                        "spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<SubjectAccessReviewStatus>(),
+                        "status is filled in by the server and indicates whether the request is allowed or not",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for LocalSubjectAccessReview {
     fn merge_field(
@@ -229,6 +378,44 @@ impl PatchMeta for NonResourceAttributes {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NonResourceAttributes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NonResourceAttributes")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.NonResourceAttributes")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface",
+            None,
+            &[],
+            vec![
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is the URL path of the request",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verb",
+                    s::property(
+                        s::string(None, &[]),
+                        "verb is the standard HTTP verb",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -290,6 +477,44 @@ impl PatchMeta for NonResourceRule {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NonResourceRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NonResourceRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.NonResourceRule")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NonResourceRule holds information that describes a rule for the non-resource",
+            None,
+            &["verbs"],
+            vec![
+                (
+                    "nonResourceURLs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "nonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verbs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "verbs is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -369,6 +594,107 @@ impl PatchMeta for ResourceAttributes {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceAttributes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceAttributes")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.ResourceAttributes")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface",
+            None,
+            &[],
+            vec![
+                (
+                    "fieldSelector",
+                    s::property(
+                        generator.subschema_for::<FieldSelectorAttributes>(),
+                        "fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "group",
+                    s::property(
+                        s::string(None, &[]),
+                        "group is the API Group of the Resource.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "labelSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelectorAttributes>(),
+                        "labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the resource being requested for a \"get\" or deleted for a \"delete\". \"\" (empty) means all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces \"\" (empty) is defaulted for LocalSubjectAccessReviews \"\" (empty) is empty for cluster-scoped resources \"\" (empty) means \"all\" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resource",
+                    s::property(
+                        s::string(None, &[]),
+                        "resource is one of the existing resource types.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subresource",
+                    s::property(
+                        s::string(None, &[]),
+                        "subresource is one of the existing resource types.  \"\" means none.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verb",
+                    s::property(
+                        s::string(None, &[]),
+                        "verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "version",
+                    s::property(
+                        s::string(None, &[]),
+                        "version is the API Version of the Resource.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -469,6 +795,62 @@ impl PatchMeta for ResourceRule {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.ResourceRule")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
+            None,
+            &["verbs"],
+            vec![
+                (
+                    "apiGroups",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "apiGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceNames",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "resources is a list of resources this rule applies to.  \"*\" means all in the specified apiGroups.\n \"*/foo\" represents the subresource 'foo' for all resources in the specified apiGroups.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verbs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "verbs is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  \"*\" means all.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -576,6 +958,71 @@ impl PatchMeta for SelfSubjectAccessReview {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SelfSubjectAccessReview {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SelfSubjectAccessReview")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SelfSubjectAccessReview")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SelfSubjectAccessReview checks whether or the current user can perform an action.  Not filling in a spec.namespace means \"in all namespaces\".  Self is a special case, because users should always be able to check whether they can perform an action",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<SelfSubjectAccessReviewSpec>(),
+                        "spec holds information about the request being evaluated.  user and groups must be empty",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<SubjectAccessReviewStatus>(),
+                        "status is filled in by the server and indicates whether the request is allowed or not",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SelfSubjectAccessReview {
     fn merge_field(
@@ -636,6 +1083,44 @@ impl PatchMeta for SelfSubjectAccessReviewSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SelfSubjectAccessReviewSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SelfSubjectAccessReviewSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SelfSubjectAccessReviewSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of resourceAttributes and nonResourceAttributes must be set",
+            None,
+            &[],
+            vec![
+                (
+                    "nonResourceAttributes",
+                    s::property(
+                        generator.subschema_for::<NonResourceAttributes>(),
+                        "nonResourceAttributes describes information for a non-resource access request",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceAttributes",
+                    s::property(
+                        generator.subschema_for::<ResourceAttributes>(),
+                        "resourceAttributes describes information for a resource access request",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -739,6 +1224,71 @@ impl PatchMeta for SelfSubjectRulesReview {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SelfSubjectRulesReview {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SelfSubjectRulesReview")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SelfSubjectRulesReview")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<SelfSubjectRulesReviewSpec>(),
+                        "spec holds information about the request being evaluated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<SubjectRulesReviewStatus>(),
+                        "status is filled in by the server and indicates the set of actions a user can perform.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SelfSubjectRulesReview {
     fn merge_field(
@@ -774,6 +1324,33 @@ impl PatchMeta for SelfSubjectRulesReviewSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SelfSubjectRulesReviewSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SelfSubjectRulesReviewSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SelfSubjectRulesReviewSpec")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.",
+            None,
+            &[],
+            vec![(
+                "namespace",
+                s::property(
+                    s::string(None, &[]),
+                    "namespace to evaluate rules for. Required.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -875,6 +1452,71 @@ impl PatchMeta for SubjectAccessReview {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubjectAccessReview {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SubjectAccessReview")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SubjectAccessReview")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SubjectAccessReview checks whether or not a user or group can perform an action.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<SubjectAccessReviewSpec>(),
+                        "spec holds information about the request being evaluated",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<SubjectAccessReviewStatus>(),
+                        "status is filled in by the server and indicates whether the request is allowed or not",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SubjectAccessReview {
     fn merge_field(
@@ -959,6 +1601,80 @@ impl PatchMeta for SubjectAccessReviewSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubjectAccessReviewSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SubjectAccessReviewSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SubjectAccessReviewSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SubjectAccessReviewSpec is a description of the access request.  Exactly one of resourceAttributes and nonResourceAttributes must be set",
+            None,
+            &[],
+            vec![
+                (
+                    "extra",
+                    s::property(
+                        s::map(s::array(s::string(None, &[]), None, &[])),
+                        "extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "groups",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "groups is the groups you're testing for.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nonResourceAttributes",
+                    s::property(
+                        generator.subschema_for::<NonResourceAttributes>(),
+                        "nonResourceAttributes describes information for a non-resource access request",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceAttributes",
+                    s::property(
+                        generator.subschema_for::<ResourceAttributes>(),
+                        "resourceAttributes describes information for a resource access request",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::string(None, &[]),
+                        "uid information about the requesting user.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        s::string(None, &[]),
+                        "user is the user you're testing for. If you specify \"User\" but not \"Groups\", then is it interpreted as \"What if User were not a member of any groups",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SubjectAccessReviewSpec {
     fn merge_field(
@@ -1009,6 +1725,62 @@ impl PatchMeta for SubjectAccessReviewStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubjectAccessReviewStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SubjectAccessReviewStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SubjectAccessReviewStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SubjectAccessReviewStatus",
+            None,
+            &["allowed"],
+            vec![
+                (
+                    "allowed",
+                    s::property(
+                        s::boolean(),
+                        "allowed is required. True if the action would be allowed, false otherwise.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "denied",
+                    s::property(
+                        s::boolean(),
+                        "denied is optional. True if the action would be denied, otherwise false. If both allowed is false and denied is false, then the authorizer has no opinion on whether to authorize the action. Denied may not be true if Allowed is true.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "evaluationError",
+                    s::property(
+                        s::string(None, &[]),
+                        "evaluationError is an indication that some error occurred during the authorization check. It is entirely possible to get an error and be able to continue determine authorization status in spite of it. For instance, RBAC can be missing a role, but enough roles are still present and bound to reason about the request.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "reason is optional.  It indicates why a request was allowed or denied.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1085,6 +1857,70 @@ impl PatchMeta for SubjectRulesReviewStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubjectRulesReviewStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SubjectRulesReviewStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.authorization.v1.SubjectRulesReviewStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SubjectRulesReviewStatus contains the result of a rules check. This check can be incomplete depending on the set of authorizers the server is configured with and any errors experienced during evaluation. Because authorization rules are additive, if a rule appears in a list it's safe to assume the subject has that permission, even if that list is incomplete.",
+            None,
+            &["incomplete", "nonResourceRules", "resourceRules"],
+            vec![
+                (
+                    "evaluationError",
+                    s::property(
+                        s::string(None, &[]),
+                        "evaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "incomplete",
+                    s::property(
+                        s::boolean(),
+                        "incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nonResourceRules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NonResourceRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "nonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceRules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ResourceRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "resourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -37,6 +37,53 @@ impl PatchMeta for CrossVersionObjectReference {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CrossVersionObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CrossVersionObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v1.CrossVersionObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CrossVersionObjectReference contains enough information to let you identify the referred resource.",
+            Some("atomic"),
+            &["kind", "name"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "apiVersion is the API version of the referent",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CrossVersionObjectReference {
     fn merge_field(
@@ -139,6 +186,71 @@ impl PatchMeta for HorizontalPodAutoscaler {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscaler {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscaler")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "configuration of a horizontal pod autoscaler.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<HorizontalPodAutoscalerSpec>(),
+                        "spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<HorizontalPodAutoscalerStatus>(),
+                        "status is the current information about the autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for HorizontalPodAutoscaler {
     fn merge_field(
@@ -194,6 +306,62 @@ impl PatchMeta for HorizontalPodAutoscalerSpec {
             fields: Some(<CrossVersionObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscalerSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscalerSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "specification of a horizontal pod autoscaler.",
+            None,
+            &["maxReplicas", "scaleTargetRef"],
+            vec![
+                (
+                    "maxReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "minReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scaleTargetRef",
+                    s::property(
+                        generator.subschema_for::<CrossVersionObjectReference>(),
+                        "reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "targetCPUUtilizationPercentage",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods; if not specified the default autoscaling policy will be used.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -260,6 +428,71 @@ impl PatchMeta for HorizontalPodAutoscalerStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscalerStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscalerStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "current status of a horizontal pod autoscaler",
+            None,
+            &["currentReplicas", "desiredReplicas"],
+            vec![
+                (
+                    "currentCPUUtilizationPercentage",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "currentCPUUtilizationPercentage is the current average CPU utilization over all pods, represented as a percentage of requested CPU, e.g. 70 means that an average pod is using now 70% of its requested CPU.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "currentReplicas is the current number of replicas of pods managed by this autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "desiredReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "desiredReplicas is the  desired number of replicas of pods managed by this autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastScaleTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by the autoscaler to control how often the number of pods is changed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "observedGeneration is the most recent generation observed by this autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -364,6 +597,71 @@ impl PatchMeta for Scale {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Scale {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Scale")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v1.Scale")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Scale represents a scaling request for a resource.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ScaleSpec>(),
+                        "spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ScaleStatus>(),
+                        "status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Scale {
     fn merge_field(
@@ -402,6 +700,33 @@ impl PatchMeta for ScaleSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ScaleSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ScaleSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v1.ScaleSpec")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ScaleSpec describes the attributes of a scale subresource.",
+            None,
+            &[],
+            vec![(
+                "replicas",
+                s::property(
+                    s::integer(Some("int32")),
+                    "replicas is the desired number of instances for the scaled object.",
+                    None,
+                    Some(serde_json::Value::from(0i64)),
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ScaleSpec {
     fn merge_field(
@@ -436,6 +761,44 @@ impl PatchMeta for ScaleStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ScaleStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ScaleStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v1.ScaleStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ScaleStatus represents the current status of a scale subresource.",
+            None,
+            &["replicas"],
+            vec![
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "replicas is the actual number of observed instances of the scaled object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        s::string(None, &[]),
+                        "selector is the label query over pods that should match the replicas count. This is same as the label selector but in the string format to avoid introspection by clients. The string will be in the same format as the query-param syntax. More info about label selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -44,6 +44,53 @@ impl PatchMeta for ContainerResourceMetricSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerResourceMetricSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerResourceMetricSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ContainerResourceMetricSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.  Only one \"target\" type should be set.",
+            None,
+            &["container", "name", "target"],
+            vec![
+                (
+                    "container",
+                    s::property(
+                        s::string(None, &[]),
+                        "container is the name of the container in the pods of the scaling target",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the resource in question.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "target",
+                    s::property(
+                        generator.subschema_for::<MetricTarget>(),
+                        "target specifies the target value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerResourceMetricSource {
     fn merge_field(
@@ -96,6 +143,53 @@ impl PatchMeta for ContainerResourceMetricStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerResourceMetricStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerResourceMetricStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing a single container in each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
+            None,
+            &["container", "current", "name"],
+            vec![
+                (
+                    "container",
+                    s::property(
+                        s::string(None, &[]),
+                        "container is the name of the container in the pods of the scaling target",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "current",
+                    s::property(
+                        generator.subschema_for::<MetricValueStatus>(),
+                        "current contains the current value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the resource in question.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerResourceMetricStatus {
     fn merge_field(
@@ -137,6 +231,53 @@ impl PatchMeta for CrossVersionObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CrossVersionObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CrossVersionObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.CrossVersionObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CrossVersionObjectReference contains enough information to let you identify the referred resource.",
+            None,
+            &["kind", "name"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "apiVersion is the API version of the referent",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -200,6 +341,44 @@ impl PatchMeta for ExternalMetricSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ExternalMetricSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ExternalMetricSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ExternalMetricSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes object (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
+            None,
+            &["metric", "target"],
+            vec![
+                (
+                    "metric",
+                    s::property(
+                        generator.subschema_for::<MetricIdentifier>(),
+                        "metric identifies the target metric by name and selector",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "target",
+                    s::property(
+                        generator.subschema_for::<MetricTarget>(),
+                        "target specifies the target value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ExternalMetricSource {
     fn merge_field(
@@ -258,6 +437,44 @@ impl PatchMeta for ExternalMetricStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ExternalMetricStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ExternalMetricStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ExternalMetricStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object.",
+            None,
+            &["current", "metric"],
+            vec![
+                (
+                    "current",
+                    s::property(
+                        generator.subschema_for::<MetricValueStatus>(),
+                        "current contains the current value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metric",
+                    s::property(
+                        generator.subschema_for::<MetricIdentifier>(),
+                        "metric identifies the target metric by name and selector",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ExternalMetricStatus {
     fn merge_field(
@@ -297,6 +514,53 @@ impl PatchMeta for HPAScalingPolicy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HPAScalingPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HPAScalingPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.HPAScalingPolicy")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HPAScalingPolicy is a single policy which must hold true for a specified past interval.",
+            None,
+            &["periodSeconds", "type", "value"],
+            vec![
+                (
+                    "periodSeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "periodSeconds specifies the window of time for which the policy should hold true. PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type is used to specify the scaling policy.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "value contains the amount of change which is permitted by the policy. It must be greater than zero",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -363,6 +627,66 @@ impl PatchMeta for HPAScalingRules {
             fields: Some(<HPAScalingPolicy as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HPAScalingRules {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HPAScalingRules")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.HPAScalingRules")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HPAScalingRules configures the scaling behavior for one direction via scaling Policy Rules and a configurable metric tolerance.\n\nScaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA. They can limit the scaling velocity by specifying scaling policies. They can prevent flapping by specifying the stabilization window, so that the number of replicas is not set instantly, instead, the safest value from the stabilization window is chosen.\n\nThe tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations. (Note that setting a tolerance requires the beta HPAConfigurableTolerance feature gate to be enabled.)",
+            None,
+            &[],
+            vec![
+                (
+                    "policies",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<HPAScalingPolicy>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "policies is a list of potential scaling polices which can be used during scaling. If not set, use the default values: - For scale up: allow doubling the number of pods, or an absolute change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s window.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selectPolicy",
+                    s::property(
+                        s::string(None, &[]),
+                        "selectPolicy is used to specify which policy should be used. If not set, the default value Max is used.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stabilizationWindowSeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "stabilizationWindowSeconds is the number of seconds for which past recommendations should be considered while scaling up or scaling down. StabilizationWindowSeconds must be greater than or equal to zero and less than or equal to 3600 (one hour). If not set, use the default values: - For scale up: 0 (i.e. no stabilization is done). - For scale down: 300 (i.e. the stabilization window is 300 seconds long).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tolerance",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "tolerance is the tolerance on the ratio between the current and desired metric value under which no updates are made to the desired number of replicas (e.g. 0.01 for 1%). Must be greater than or equal to zero. If not set, the default cluster-wide tolerance is applied (by default 10%).\n\nFor example, if autoscaling is configured with a memory consumption target of 100Mi, and scale-down and scale-up tolerances of 5% and 1% respectively, scaling will be triggered when the actual consumption falls below 95Mi or exceeds 101Mi.\n\nThis is an beta field and requires the HPAConfigurableTolerance feature gate to be enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -476,6 +800,71 @@ impl PatchMeta for HorizontalPodAutoscaler {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscaler {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscaler")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<HorizontalPodAutoscalerSpec>(),
+                        "spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<HorizontalPodAutoscalerStatus>(),
+                        "status is the current information about the autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for HorizontalPodAutoscaler {
     fn merge_field(
@@ -539,6 +928,44 @@ impl PatchMeta for HorizontalPodAutoscalerBehavior {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscalerBehavior {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscalerBehavior")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).",
+            None,
+            &[],
+            vec![
+                (
+                    "scaleDown",
+                    s::property(
+                        generator.subschema_for::<HPAScalingRules>(),
+                        "scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scaleUp",
+                    s::property(
+                        generator.subschema_for::<HPAScalingRules>(),
+                        "scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:\n  * increase no more than 4 pods per 60 seconds\n  * double the number of pods per 60 seconds\nNo stabilization is used.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for HorizontalPodAutoscalerBehavior {
     fn merge_field(
@@ -589,6 +1016,71 @@ impl PatchMeta for HorizontalPodAutoscalerCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscalerCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscalerCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HorizontalPodAutoscalerCondition describes the state of a HorizontalPodAutoscaler at a certain point.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastTransitionTime is the last time the condition transitioned from one status to another",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "message is a human-readable explanation containing details about the transition",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "reason is the reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "status is the status of the condition (True, False, Unknown)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type describes the current condition",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -671,6 +1163,71 @@ impl PatchMeta for HorizontalPodAutoscalerSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscalerSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscalerSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler.",
+            None,
+            &["maxReplicas", "scaleTargetRef"],
+            vec![
+                (
+                    "behavior",
+                    s::property(
+                        generator.subschema_for::<HorizontalPodAutoscalerBehavior>(),
+                        "behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for scale up and scale down are used.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "maxReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metrics",
+                    s::property(
+                        s::array(generator.subschema_for::<MetricSpec>(), Some("atomic"), &[]),
+                        "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "minReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scaleTargetRef",
+                    s::property(
+                        generator.subschema_for::<CrossVersionObjectReference>(),
+                        "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -758,6 +1315,88 @@ impl PatchMeta for HorizontalPodAutoscalerStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HorizontalPodAutoscalerStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HorizontalPodAutoscalerStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler.",
+            None,
+            &["desiredReplicas"],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<HorizontalPodAutoscalerCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "conditions is the set of conditions required for this autoscaler to scale its target, and indicates whether or not those conditions are met.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentMetrics",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<MetricStatus>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "currentMetrics is the last read state of the metrics used by this autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "desiredReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last calculated by the autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastScaleTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "observedGeneration is the most recent generation observed by this autoscaler.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for HorizontalPodAutoscalerStatus {
     fn merge_field(
@@ -810,6 +1449,44 @@ impl PatchMeta for MetricIdentifier {
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MetricIdentifier {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("MetricIdentifier")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.MetricIdentifier")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "MetricIdentifier defines the name and optionally selector for a metric",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -907,6 +1584,80 @@ impl PatchMeta for MetricSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MetricSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("MetricSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.MetricSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "MetricSpec specifies how to scale based on a single metric (only `type` and one other matching field should be set at once).",
+            None,
+            &["type"],
+            vec![
+                (
+                    "containerResource",
+                    s::property(
+                        generator.subschema_for::<ContainerResourceMetricSource>(),
+                        "containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "external",
+                    s::property(
+                        generator.subschema_for::<ExternalMetricSource>(),
+                        "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "object",
+                    s::property(
+                        generator.subschema_for::<ObjectMetricSource>(),
+                        "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pods",
+                    s::property(
+                        generator.subschema_for::<PodsMetricSource>(),
+                        "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resource",
+                    s::property(
+                        generator.subschema_for::<ResourceMetricSource>(),
+                        "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type is the type of metric source.  It should be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each mapping to a matching field in the object.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1015,6 +1766,80 @@ impl PatchMeta for MetricStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MetricStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("MetricStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.MetricStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "MetricStatus describes the last-read state of a single metric.",
+            None,
+            &["type"],
+            vec![
+                (
+                    "containerResource",
+                    s::property(
+                        generator.subschema_for::<ContainerResourceMetricStatus>(),
+                        "container resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "external",
+                    s::property(
+                        generator.subschema_for::<ExternalMetricStatus>(),
+                        "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "object",
+                    s::property(
+                        generator.subschema_for::<ObjectMetricStatus>(),
+                        "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pods",
+                    s::property(
+                        generator.subschema_for::<PodsMetricStatus>(),
+                        "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resource",
+                    s::property(
+                        generator.subschema_for::<ResourceMetricStatus>(),
+                        "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type is the type of metric source.  It will be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each corresponds to a matching field in the object.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for MetricStatus {
     fn merge_field(
@@ -1068,6 +1893,62 @@ impl PatchMeta for MetricTarget {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MetricTarget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("MetricTarget")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.MetricTarget")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "MetricTarget defines the target value, average value, or average utilization of a specific metric",
+            None,
+            &["type"],
+            vec![
+                (
+                    "averageUtilization",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "averageUtilization is the target value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods. Currently only valid for Resource metric source type",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "averageValue",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "averageValue is the target value of the average of the metric across all relevant pods (as a quantity)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type represents whether the metric type is Utilization, Value, or AverageValue",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "value is the target value of the metric (as a quantity).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for MetricTarget {
     fn merge_field(
@@ -1111,6 +1992,53 @@ impl PatchMeta for MetricValueStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MetricValueStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("MetricValueStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.MetricValueStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "MetricValueStatus holds the current value for a metric",
+            None,
+            &[],
+            vec![
+                (
+                    "averageUtilization",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "currentAverageUtilization is the current value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "averageValue",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "averageValue is the current value of the average of the metric across all relevant pods (as a quantity)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "value is the current value of the metric (as a quantity).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1186,6 +2114,53 @@ impl PatchMeta for ObjectMetricSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ObjectMetricSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ObjectMetricSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ObjectMetricSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).",
+            None,
+            &["describedObject", "metric", "target"],
+            vec![
+                (
+                    "describedObject",
+                    s::property(
+                        generator.subschema_for::<CrossVersionObjectReference>(),
+                        "describedObject specifies the descriptions of a object,such as kind,name apiVersion",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metric",
+                    s::property(
+                        generator.subschema_for::<MetricIdentifier>(),
+                        "metric identifies the target metric by name and selector",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "target",
+                    s::property(
+                        generator.subschema_for::<MetricTarget>(),
+                        "target specifies the target value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ObjectMetricSource {
     fn merge_field(
@@ -1258,6 +2233,53 @@ impl PatchMeta for ObjectMetricStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ObjectMetricStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ObjectMetricStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ObjectMetricStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).",
+            None,
+            &["current", "describedObject", "metric"],
+            vec![
+                (
+                    "current",
+                    s::property(
+                        generator.subschema_for::<MetricValueStatus>(),
+                        "current contains the current value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "describedObject",
+                    s::property(
+                        generator.subschema_for::<CrossVersionObjectReference>(),
+                        "DescribedObject specifies the descriptions of a object,such as kind,name apiVersion",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metric",
+                    s::property(
+                        generator.subschema_for::<MetricIdentifier>(),
+                        "metric identifies the target metric by name and selector",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ObjectMetricStatus {
     fn merge_field(
@@ -1315,6 +2337,44 @@ impl PatchMeta for PodsMetricSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodsMetricSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodsMetricSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.PodsMetricSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.",
+            None,
+            &["metric", "target"],
+            vec![
+                (
+                    "metric",
+                    s::property(
+                        generator.subschema_for::<MetricIdentifier>(),
+                        "metric identifies the target metric by name and selector",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "target",
+                    s::property(
+                        generator.subschema_for::<MetricTarget>(),
+                        "target specifies the target value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1376,6 +2436,44 @@ impl PatchMeta for PodsMetricStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodsMetricStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodsMetricStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.PodsMetricStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second).",
+            None,
+            &["current", "metric"],
+            vec![
+                (
+                    "current",
+                    s::property(
+                        generator.subschema_for::<MetricValueStatus>(),
+                        "current contains the current value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metric",
+                    s::property(
+                        generator.subschema_for::<MetricIdentifier>(),
+                        "metric identifies the target metric by name and selector",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodsMetricStatus {
     fn merge_field(
@@ -1423,6 +2521,44 @@ impl PatchMeta for ResourceMetricSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceMetricSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceMetricSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ResourceMetricSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.  Only one \"target\" type should be set.",
+            None,
+            &["name", "target"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the resource in question.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "target",
+                    s::property(
+                        generator.subschema_for::<MetricTarget>(),
+                        "target specifies the target value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceMetricSource {
     fn merge_field(
@@ -1467,6 +2603,44 @@ impl PatchMeta for ResourceMetricStatus {
             fields: Some(<MetricValueStatus as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceMetricStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceMetricStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.autoscaling.v2.ResourceMetricStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
+            None,
+            &["current", "name"],
+            vec![
+                (
+                    "current",
+                    s::property(
+                        generator.subschema_for::<MetricValueStatus>(),
+                        "current contains the current value for the given metric",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the resource in question.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -94,6 +94,71 @@ impl PatchMeta for CronJob {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CronJob {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CronJob")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.CronJob")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CronJob represents the configuration of a single cron job.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<CronJobSpec>(),
+                        "Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<CronJobStatus>(),
+                        "Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CronJob {
     fn merge_field(
@@ -177,6 +242,98 @@ impl PatchMeta for CronJobSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CronJobSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CronJobSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.CronJobSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CronJobSpec describes how the job execution will look like and when it will actually run.",
+            None,
+            &["jobTemplate", "schedule"],
+            vec![
+                (
+                    "concurrencyPolicy",
+                    s::property(
+                        s::string(None, &["Allow", "Forbid", "Replace"]),
+                        "Specifies how to treat concurrent executions of a Job. Valid values are:\n\n- \"Allow\" (default): allows CronJobs to run concurrently; - \"Forbid\": forbids concurrent runs, skipping next run if previous run hasn't finished yet; - \"Replace\": cancels currently running job and replaces it with a new one\n\nPossible enum values:\n - `\"Allow\"` allows CronJobs to run concurrently.\n - `\"Forbid\"` forbids concurrent runs, skipping next run if previous hasn't finished yet.\n - `\"Replace\"` cancels currently running job and replaces it with a new one.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "failedJobsHistoryLimit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "jobTemplate",
+                    s::property(
+                        generator.subschema_for::<JobTemplateSpec>(),
+                        "Specifies the job that will be created when executing a CronJob.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedule",
+                    s::property(
+                        s::string(None, &[]),
+                        "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "startingDeadlineSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Optional deadline in seconds for starting the job if it misses scheduled time for any reason.  Missed jobs executions will be counted as failed ones.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "successfulJobsHistoryLimit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of successful finished jobs to retain. Value must be non-negative integer. Defaults to 3.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "suspend",
+                    s::property(
+                        s::boolean(),
+                        "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "timeZone",
+                    s::property(
+                        s::string(None, &[]),
+                        "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CronJobSpec {
     fn merge_field(
@@ -252,6 +409,57 @@ impl PatchMeta for CronJobStatus {
             fields: Some(<crate::core::v1::ObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CronJobStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CronJobStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.CronJobStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CronJobStatus represents the current state of a cron job.",
+            None,
+            &[],
+            vec![
+                (
+                    "active",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<crate::core::v1::ObjectReference>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "A list of pointers to currently running jobs.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastScheduleTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Information when was the last time the job was successfully scheduled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastSuccessfulTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Information when was the last time the job successfully completed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -359,6 +567,71 @@ impl PatchMeta for Job {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Job {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Job")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.Job")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Job represents the configuration of a single job.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<JobSpec>(),
+                        "Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<JobStatus>(),
+                        "Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Job {
     fn merge_field(
@@ -419,6 +692,80 @@ impl PatchMeta for JobCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for JobCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("JobCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.JobCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "JobCondition describes current state of a job.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastProbeTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition was checked.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transit from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Human readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "(brief) reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of job condition, Complete or Failed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -579,6 +926,170 @@ impl PatchMeta for JobSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for JobSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("JobSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.JobSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "JobSpec describes how the job execution will look like.",
+            None,
+            &["template"],
+            vec![
+                (
+                    "activeDeadlineSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it; value must be positive integer. If a Job is suspended (at creation or through an update), this timer will effectively be stopped and reset when the Job is resumed again.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "backoffLimit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Specifies the number of retries before marking this job failed. Defaults to 6, unless backoffLimitPerIndex (only Indexed Job) is specified. When backoffLimitPerIndex is specified, backoffLimit defaults to 2147483647.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "backoffLimitPerIndex",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Specifies the limit for the number of retries within an index before marking this index as failed. When enabled the number of failures per index is kept in the pod's batch.kubernetes.io/job-index-failure-count annotation. It can only be set when Job's completionMode=Indexed, and the Pod's restart policy is Never. The field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "completionMode",
+                    s::property(
+                        s::string(None, &["Indexed", "NonIndexed"]),
+                        "completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.\n\n`NonIndexed` means that the Job is considered complete when there have been .spec.completions successfully completed Pods. Each Pod completion is homologous to each other.\n\n`Indexed` means that the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1), available in the annotation batch.kubernetes.io/job-completion-index. The Job is considered complete when there is one successfully completed Pod for each index. When value is `Indexed`, .spec.completions must be specified and `.spec.parallelism` must be less than or equal to 10^5. In addition, The Pod name takes the form `$(job-name)-$(index)-$(random-string)`, the Pod hostname takes the form `$(job-name)-$(index)`.\n\nMore completion modes can be added in the future. If the Job controller observes a mode that it doesn't recognize, which is possible during upgrades due to version skew, the controller skips updates for the Job.\n\nPossible enum values:\n - `\"Indexed\"` is a Job completion mode. In this mode, the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1). The Job is considered complete when a Pod completes for each completion index.\n - `\"NonIndexed\"` is a Job completion mode. In this mode, the Job is considered complete when there have been .spec.completions successfully completed Pods. Pod completions are homologous to each other.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "completions",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "managedBy",
+                    s::property(
+                        s::string(None, &[]),
+                        "ManagedBy field indicates the controller that manages a Job. The k8s Job controller reconciles jobs which don't have this field at all or the field value is the reserved string `kubernetes.io/job-controller`, but skips reconciling Jobs with a custom value for this field. The value must be a valid domain-prefixed path (e.g. acme.io/foo) - all characters before the first \"/\" must be a valid subdomain as defined by RFC 1123. All characters trailing the first \"/\" must be valid HTTP Path characters as defined by RFC 3986. The value cannot exceed 63 characters. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "manualSelector",
+                    s::property(
+                        s::boolean(),
+                        "manualSelector controls generation of pod labels and pod selectors. Leave `manualSelector` unset unless you are certain what you are doing. When false or unset, the system pick labels unique to this job and appends those labels to the pod template.  When true, the user is responsible for picking unique labels and specifying the selector.  Failure to pick a unique label may cause this and other jobs to not function correctly.  However, You may see `manualSelector=true` in jobs that were created with the old `extensions/v1beta1` API. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "maxFailedIndexes",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Specifies the maximal number of failed indexes before marking the Job as failed, when backoffLimitPerIndex is set. Once the number of failed indexes exceeds this number the entire Job is marked as Failed and its execution is terminated. When left as null the job continues execution of all of its indexes and is marked with the `Complete` Job condition. It can only be specified when backoffLimitPerIndex is set. It can be null or up to completions. It is required and must be less than or equal to 10^4 when is completions greater than 10^5.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "parallelism",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podFailurePolicy",
+                    s::property(
+                        generator.subschema_for::<PodFailurePolicy>(),
+                        "Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podReplacementPolicy",
+                    s::property(
+                        s::string(None, &["Failed", "TerminatingOrFailed"]),
+                        "podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods\n  when they are terminating (has a metadata.deletionTimestamp) or failed.\n- Failed means to wait until a previously created Pod is fully terminated (has phase\n  Failed or Succeeded) before creating a replacement Pod.\n\nWhen using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.\n\nPossible enum values:\n - `\"Failed\"` means to wait until a previously created Pod is fully terminated (has phase Failed or Succeeded) before creating a replacement Pod.\n - `\"TerminatingOrFailed\"` means that we recreate pods when they are terminating (has a metadata.deletionTimestamp) or failed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "successPolicy",
+                    s::property(
+                        generator.subschema_for::<SuccessPolicy>(),
+                        "successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "suspend",
+                    s::property(
+                        s::boolean(),
+                        "suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "template",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::PodTemplateSpec>(),
+                        "Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are \"Never\" or \"OnFailure\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ttlSecondsAfterFinished",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed). If this field is set, ttlSecondsAfterFinished after the Job finishes, it is eligible to be automatically deleted. When the Job is being deleted, its lifecycle guarantees (e.g. finalizers) will be honored. If this field is unset, the Job won't be automatically deleted. If this field is set to zero, the Job becomes eligible to be deleted immediately after it finishes.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for JobSpec {
     fn merge_field(
@@ -720,6 +1231,129 @@ impl PatchMeta for JobStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for JobStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("JobStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.JobStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "JobStatus represents the current state of a Job.",
+            None,
+            &[],
+            vec![
+                (
+                    "active",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of pending and running pods which are not terminating (without a deletionTimestamp). The value is zero for finished jobs.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "completedIndexes",
+                    s::property(
+                        s::string(None, &[]),
+                        "completedIndexes holds the completed indexes when .spec.completionMode = \"Indexed\" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "completionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<JobCondition>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "The latest available observations of an object's current state. When a Job fails, one of the conditions will have type \"Failed\" and status true. When a Job is suspended, one of the conditions will have type \"Suspended\" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type \"Complete\" and status true.\n\nA job is considered finished when it is in a terminal condition, either \"Complete\" or \"Failed\". A Job cannot have both the \"Complete\" and \"Failed\" conditions. Additionally, it cannot be in the \"Complete\" and \"FailureTarget\" conditions. The \"Complete\", \"Failed\" and \"FailureTarget\" conditions cannot be disabled.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "failed",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of pods which reached phase Failed. The value increases monotonically.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "failedIndexes",
+                    s::property(
+                        s::string(None, &[]),
+                        "FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set. The indexes are represented in the text format analogous as for the `completedIndexes` field, ie. they are kept as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the failed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". The set of failed indexes cannot overlap with the set of completed indexes.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ready",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "startTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.\n\nOnce set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "succeeded",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminating",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).\n\nThis field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uncountedTerminatedPods",
+                    s::property(
+                        generator.subschema_for::<UncountedTerminatedPods>(),
+                        "uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.\n\nThe job controller creates pods with a finalizer. When a pod terminates (succeeded or failed), the controller does three steps to account for it in the job status:\n\n1. Add the pod UID to the arrays in this field. 2. Remove the pod finalizer. 3. Remove the pod UID from the arrays while increasing the corresponding\n    counter.\n\nOld jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for JobStatus {
     fn merge_field(
@@ -796,6 +1430,44 @@ impl PatchMeta for JobTemplateSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for JobTemplateSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("JobTemplateSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.JobTemplateSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "JobTemplateSpec describes the data a Job should have when created from a template",
+            None,
+            &[],
+            vec![
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<JobSpec>(),
+                        "Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for JobTemplateSpec {
     fn merge_field(
@@ -840,6 +1512,37 @@ impl PatchMeta for PodFailurePolicy {
             fields: Some(<PodFailurePolicyRule as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodFailurePolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodFailurePolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.PodFailurePolicy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodFailurePolicy describes how failed pods influence the backoffLimit.",
+            None,
+            &["rules"],
+            vec![(
+                "rules",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<PodFailurePolicyRule>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -906,6 +1609,53 @@ impl PatchMeta for PodFailurePolicyOnExitCodesRequirement {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodFailurePolicyOnExitCodesRequirement {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodFailurePolicyOnExitCodesRequirement")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.",
+            None,
+            &["operator", "values"],
+            vec![
+                (
+                    "containerName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "operator",
+                    s::property(
+                        s::string(None, &["In", "NotIn"]),
+                        "Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check. Possible values are:\n\n- In: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is in the set of specified values.\n- NotIn: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is not in the set of specified values.\nAdditional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.\n\nPossible enum values:\n - `\"In\"`\n - `\"NotIn\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "values",
+                    s::property(
+                        s::array(s::integer(Some("int32")), Some("set"), &[]),
+                        "Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodFailurePolicyOnExitCodesRequirement {
     fn merge_field(
@@ -944,6 +1694,44 @@ impl PatchMeta for PodFailurePolicyOnPodConditionsPattern {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodFailurePolicyOnPodConditionsPattern {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodFailurePolicyOnPodConditionsPattern")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.",
+            None,
+            &["type"],
+            vec![
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1024,6 +1812,57 @@ impl PatchMeta for PodFailurePolicyRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodFailurePolicyRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodFailurePolicyRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.PodFailurePolicyRule")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodFailurePolicyRule describes how a pod failure is handled when the requirements are met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.",
+            None,
+            &["action"],
+            vec![
+                (
+                    "action",
+                    s::property(
+                        s::string(None, &["Count", "FailIndex", "FailJob", "Ignore"]),
+                        "Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:\n\n- FailJob: indicates that the pod's job is marked as Failed and all\n  running pods are terminated.\n- FailIndex: indicates that the pod's index is marked as Failed and will\n  not be restarted.\n- Ignore: indicates that the counter towards the .backoffLimit is not\n  incremented and a replacement pod is created.\n- Count: indicates that the pod is handled in the default way - the\n  counter towards the .backoffLimit is incremented.\nAdditional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.\n\nPossible enum values:\n - `\"Count\"` This is an action which might be taken on a pod failure - the pod failure is handled in the default way - the counter towards .backoffLimit, represented by the job's .status.failed field, is incremented.\n - `\"FailIndex\"` This is an action which might be taken on a pod failure - mark the Job's index as failed to avoid restarts within this index. This action can only be used when backoffLimitPerIndex is set.\n - `\"FailJob\"` This is an action which might be taken on a pod failure - mark the pod's job as Failed and terminate all running pods.\n - `\"Ignore\"` This is an action which might be taken on a pod failure - the counter towards .backoffLimit, represented by the job's .status.failed field, is not incremented and a replacement pod is created.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "onExitCodes",
+                    s::property(
+                        generator.subschema_for::<PodFailurePolicyOnExitCodesRequirement>(),
+                        "Represents the requirement on the container exit codes.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "onPodConditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodFailurePolicyOnPodConditionsPattern>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodFailurePolicyRule {
     fn merge_field(
@@ -1073,6 +1912,37 @@ impl PatchMeta for SuccessPolicy {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SuccessPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SuccessPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.SuccessPolicy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.",
+            None,
+            &["rules"],
+            vec![(
+                "rules",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<SuccessPolicyRule>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the \"SuccessCriteriaMet\" condition is added, and the lingering pods are removed. The terminal state for such a Job has the \"Complete\" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SuccessPolicy {
     fn merge_field(
@@ -1107,6 +1977,44 @@ impl PatchMeta for SuccessPolicyRule {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SuccessPolicyRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SuccessPolicyRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.SuccessPolicyRule")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the \"succeededIndexes\" or \"succeededCount\" specified.",
+            None,
+            &[],
+            vec![
+                (
+                    "succeededCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job. When succeededCount is used along with succeededIndexes, the check is constrained only to the set of indexes specified by succeededIndexes. For example, given that succeededIndexes is \"1-4\", succeededCount is \"3\", and completed indexes are \"1\", \"3\", and \"5\", the Job isn't declared as succeeded because only \"1\" and \"3\" indexes are considered in that rules. When this field is null, this doesn't default to any value and is never evaluated at any time. When specified it needs to be a positive integer.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "succeededIndexes",
+                    s::property(
+                        s::string(None, &[]),
+                        "succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job. The list of indexes must be within 0 to \".spec.completions-1\" and must not contain duplicates. At least one element is required. The indexes are represented as intervals separated by commas. The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen. The number are listed in represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". When this field is null, this field doesn't default to any value and is never evaluated at any time.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1165,6 +2073,44 @@ impl PatchMeta for UncountedTerminatedPods {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UncountedTerminatedPods {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("UncountedTerminatedPods")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.batch.v1.UncountedTerminatedPods")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters.",
+            None,
+            &[],
+            vec![
+                (
+                    "failed",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "failed holds UIDs of failed Pods.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "succeeded",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "succeeded holds UIDs of succeeded Pods.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -81,6 +81,62 @@ impl PatchMeta for Lease {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Lease {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Lease")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.coordination.v1.Lease")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Lease defines a lease concept.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<LeaseSpec>(),
+                        "spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Lease {
     fn merge_field(
@@ -145,6 +201,89 @@ impl PatchMeta for LeaseSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LeaseSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LeaseSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.coordination.v1.LeaseSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LeaseSpec is a specification of a Lease.",
+            None,
+            &[],
+            vec![
+                (
+                    "acquireTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "acquireTime is a time when the current lease was acquired.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "holderIdentity",
+                    s::property(
+                        s::string(None, &[]),
+                        "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "leaseDurationSeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "leaseTransitions",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "leaseTransitions is the number of transitions of a lease between holders.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "preferredHolder",
+                    s::property(
+                        s::string(None, &[]),
+                        "PreferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "renewTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "renewTime is a time when the current holder of a lease has last updated the lease.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "strategy",
+                    s::property(
+                        s::string(None, &[]),
+                        "Strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -79,6 +79,62 @@ impl PatchMeta for LeaseCandidate {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LeaseCandidate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LeaseCandidate")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.coordination.v1beta1.LeaseCandidate")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<LeaseCandidateSpec>(),
+                        "spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for LeaseCandidate {
     fn merge_field(
@@ -137,6 +193,80 @@ impl PatchMeta for LeaseCandidateSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LeaseCandidateSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LeaseCandidateSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.coordination.v1beta1.LeaseCandidateSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LeaseCandidateSpec is a specification of a Lease.",
+            None,
+            &["binaryVersion", "leaseName", "strategy"],
+            vec![
+                (
+                    "binaryVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "BinaryVersion is the binary version. It must be in a semver format without leading `v`. This field is required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "emulationVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "EmulationVersion is the emulation version. It must be in a semver format without leading `v`. EmulationVersion must be less than or equal to BinaryVersion. This field is required when strategy is \"OldestEmulationVersion\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "leaseName",
+                    s::property(
+                        s::string(None, &[]),
+                        "LeaseName is the name of the lease for which this candidate is contending. The limits on this field are the same as on Lease.name. Multiple lease candidates may reference the same Lease.name. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pingTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "PingTime is the last time that the server has requested the LeaseCandidate to renew. It is only done during leader election to check if any LeaseCandidates have become ineligible. When PingTime is updated, the LeaseCandidate will respond by updating RenewTime.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "renewTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "RenewTime is the time that the LeaseCandidate was last updated. Any time a Lease needs to do leader election, the PingTime field is updated to signal to the LeaseCandidate that they should update the RenewTime. Old LeaseCandidate objects are also garbage collected if it has been hours since the last renew. The PingTime field is updated regularly to prevent garbage collection for still active LeaseCandidates.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "strategy",
+                    s::property(
+                        s::string(None, &[]),
+                        "Strategy is the strategy that coordinated leader election will use for picking the leader. If multiple candidates for the same Lease return different strategies, the strategy provided by the candidate with the latest BinaryVersion will be used. If there is still conflict, this is a user error and coordinated leader election will not operate the Lease until resolved.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -45,6 +45,62 @@ impl PatchMeta for AWSElasticBlockStoreVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AWSElasticBlockStoreVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AWSElasticBlockStoreVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Persistent Disk resource in AWS.\n\nAn AWS EBS disk must exist before mounting to a container. The disk must also be in the same AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS volumes support ownership management and SELinux relabeling.",
+            None,
+            &["volumeID"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "partition",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as \"1\". Similarly, the volume partition for /dev/sda is \"0\" (or you can leave the property empty).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly value true will force the readOnly setting in VolumeMounts. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeID",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume). More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for AWSElasticBlockStoreVolumeSource {
     fn merge_field(
@@ -119,6 +175,53 @@ impl PatchMeta for Affinity {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Affinity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Affinity")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Affinity")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Affinity is a group of affinity scheduling rules.",
+            None,
+            &[],
+            vec![
+                (
+                    "nodeAffinity",
+                    s::property(
+                        generator.subschema_for::<NodeAffinity>(),
+                        "Describes node affinity scheduling rules for the pod.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podAffinity",
+                    s::property(
+                        generator.subschema_for::<PodAffinity>(),
+                        "Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s)).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podAntiAffinity",
+                    s::property(
+                        generator.subschema_for::<PodAntiAffinity>(),
+                        "Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s)).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Affinity {
     fn merge_field(
@@ -168,6 +271,44 @@ impl PatchMeta for AppArmorProfile {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AppArmorProfile {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AppArmorProfile")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.AppArmorProfile")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AppArmorProfile defines a pod or container's AppArmor settings.",
+            None,
+            &["type"],
+            vec![
+                (
+                    "localhostProfile",
+                    s::property(
+                        s::string(None, &[]),
+                        "localhostProfile indicates a profile loaded on the node that should be used. The profile must be preconfigured on the node to work. Must match the loaded name of the profile. Must be set if and only if type is \"Localhost\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &["Localhost", "RuntimeDefault", "Unconfined"]),
+                        "type indicates which kind of AppArmor profile will be applied. Valid options are:\n  Localhost - a profile pre-loaded on the node.\n  RuntimeDefault - the container runtime's default profile.\n  Unconfined - no AppArmor enforcement.\n\nPossible enum values:\n - `\"Localhost\"` indicates that a profile pre-loaded on the node should be used.\n - `\"RuntimeDefault\"` indicates that the container runtime's default AppArmor profile should be used.\n - `\"Unconfined\"` indicates that no AppArmor profile should be enforced.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for AppArmorProfile {
     fn merge_field(
@@ -204,6 +345,44 @@ impl PatchMeta for AttachedVolume {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AttachedVolume {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AttachedVolume")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.AttachedVolume")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AttachedVolume describes a volume attached to a node",
+            None,
+            &["devicePath", "name"],
+            vec![
+                (
+                    "devicePath",
+                    s::property(
+                        s::string(None, &[]),
+                        "DevicePath represents the device path where the volume should be available",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the attached volume",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -268,6 +447,80 @@ impl PatchMeta for AzureDiskVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AzureDiskVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AzureDiskVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.AzureDiskVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.",
+            None,
+            &["diskName", "diskURI"],
+            vec![
+                (
+                    "cachingMode",
+                    s::property(
+                        s::string(None, &["None", "ReadOnly", "ReadWrite"]),
+                        "cachingMode is the Host Caching mode: None, Read Only, Read Write.\n\nPossible enum values:\n - `\"None\"`\n - `\"ReadOnly\"`\n - `\"ReadWrite\"`",
+                        None,
+                        Some(serde_json::Value::from("ReadWrite")),
+                    ),
+                ),
+                (
+                    "diskName",
+                    s::property(
+                        s::string(None, &[]),
+                        "diskName is the Name of the data disk in the blob storage",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "diskURI",
+                    s::property(
+                        s::string(None, &[]),
+                        "diskURI is the URI of data disk in the blob storage",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
+                        None,
+                        Some(serde_json::Value::from("ext4")),
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &["Dedicated", "Managed", "Shared"]),
+                        "kind expected values are Shared: multiple blob disks per storage account  Dedicated: single blob disk per storage account  Managed: azure managed data disk (only in managed availability set). defaults to shared\n\nPossible enum values:\n - `\"Dedicated\"`\n - `\"Managed\"`\n - `\"Shared\"`",
+                        None,
+                        Some(serde_json::Value::from("Shared")),
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        Some(serde_json::Value::from(false)),
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for AzureDiskVolumeSource {
     fn merge_field(
@@ -324,6 +577,62 @@ impl PatchMeta for AzureFilePersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AzureFilePersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AzureFilePersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.AzureFilePersistentVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AzureFile represents an Azure File Service mount on the host and bind mount to the pod.",
+            None,
+            &["secretName", "shareName"],
+            vec![
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretName",
+                    s::property(
+                        s::string(None, &[]),
+                        "secretName is the name of secret that contains Azure Storage Account Name and Key",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretNamespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "shareName",
+                    s::property(
+                        s::string(None, &[]),
+                        "shareName is the azure Share Name",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for AzureFilePersistentVolumeSource {
     fn merge_field(
@@ -367,6 +676,53 @@ impl PatchMeta for AzureFileVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AzureFileVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AzureFileVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.AzureFileVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AzureFile represents an Azure File Service mount on the host and bind mount to the pod.",
+            None,
+            &["secretName", "shareName"],
+            vec![
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretName",
+                    s::property(
+                        s::string(None, &[]),
+                        "secretName is the  name of secret that contains Azure Storage Account Name and Key",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "shareName",
+                    s::property(
+                        s::string(None, &[]),
+                        "shareName is the azure share Name",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -454,6 +810,62 @@ impl PatchMeta for Binding {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Binding {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Binding")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Binding")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Binding ties one object to another; for example, a pod is bound to a node by a scheduler.",
+            None,
+            &["target"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "target",
+                    s::property(
+                        generator.subschema_for::<ObjectReference>(),
+                        "The target object that you want to bind to the standard object.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -578,6 +990,116 @@ impl PatchMeta for CSIPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CSIPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CSIPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.CSIPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents storage that is managed by an external CSI volume driver",
+            None,
+            &["driver", "volumeHandle"],
+            vec![
+                (
+                    "controllerExpandSecretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "controllerPublishSecretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "driver is the name of the driver to use for this volume. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeExpandSecretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodePublishSecretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeStageSecretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeAttributes",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "volumeAttributes of the volume to publish.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeHandle",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer to the volume on all subsequent calls. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CSIPersistentVolumeSource {
     fn merge_field(
@@ -653,6 +1175,71 @@ impl PatchMeta for CSIVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CSIVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CSIVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.CSIVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a source location of a volume to mount, managed by an external CSI driver",
+            None,
+            &["driver"],
+            vec![
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "driver is the name of the CSI driver that handles this volume. Consult with your admin for the correct name as registered in the cluster.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType to mount. Ex. \"ext4\", \"xfs\", \"ntfs\". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodePublishSecretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and  may be empty if no secret is required. If the secret object contains more than one secret, all secret references are passed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly specifies a read-only configuration for the volume. Defaults to false (read/write).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeAttributes",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "volumeAttributes stores driver-specific properties that are passed to the CSI driver. Consult your driver's documentation for supported values.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CSIVolumeSource {
     fn merge_field(
@@ -714,6 +1301,44 @@ impl PatchMeta for Capabilities {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Capabilities {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Capabilities")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Capabilities")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Adds and removes POSIX capabilities from running containers.",
+            None,
+            &[],
+            vec![
+                (
+                    "add",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Added capabilities",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "drop",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Removed capabilities",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -787,6 +1412,80 @@ impl PatchMeta for CephFSPersistentVolumeSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CephFSPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CephFSPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.CephFSPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &["monitors"],
+            vec![
+                (
+                    "monitors",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretFile",
+                    s::property(
+                        s::string(None, &[]),
+                        "secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        s::string(None, &[]),
+                        "user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -871,6 +1570,80 @@ impl PatchMeta for CephFSVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CephFSVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CephFSVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.CephFSVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &["monitors"],
+            vec![
+                (
+                    "monitors",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretFile",
+                    s::property(
+                        s::string(None, &[]),
+                        "secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        s::string(None, &[]),
+                        "user is optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CephFSVolumeSource {
     fn merge_field(
@@ -932,6 +1705,62 @@ impl PatchMeta for CinderPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CinderPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CinderPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.CinderPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.",
+            None,
+            &["volumeID"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType Filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeID",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CinderPersistentVolumeSource {
     fn merge_field(
@@ -989,6 +1818,62 @@ impl PatchMeta for CinderVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CinderVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CinderVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.CinderVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.",
+            None,
+            &["volumeID"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "secretRef is optional: points to a secret object containing parameters used to connect to OpenStack.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeID",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CinderVolumeSource {
     fn merge_field(
@@ -1026,6 +1911,33 @@ impl PatchMeta for ClientIPConfig {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClientIPConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ClientIPConfig")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ClientIPConfig")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ClientIPConfig represents the configurations of Client IP based session affinity.",
+            None,
+            &[],
+            vec![(
+                "timeoutSeconds",
+                s::property(
+                    s::integer(Some("int32")),
+                    "timeoutSeconds specifies the seconds of ClientIP type session sticky time. The value must be >0 && <=86400(for 1 day) if ServiceAffinity == \"ClientIP\". Default value is 10800(for 3 hours).",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -1083,6 +1995,71 @@ impl PatchMeta for ClusterTrustBundleProjection {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClusterTrustBundleProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ClusterTrustBundleProjection")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ClusterTrustBundleProjection")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.",
+            None,
+            &["path"],
+            vec![
+                (
+                    "labelSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as \"match nothing\".  If set but empty, interpreted as \"match everything\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.  If using name, then the named ClusterTrustBundle is allowed not to exist.  If using signerName, then the combination of signerName and labelSelector is allowed to match zero ClusterTrustBundles.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "Relative path from the volume root to write the bundle.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "signerName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name.  The contents of all selected ClusterTrustBundles will be unified and deduplicated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ClusterTrustBundleProjection {
     fn merge_field(
@@ -1131,6 +2108,62 @@ impl PatchMeta for ComponentCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComponentCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ComponentCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ComponentCondition")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Information about the condition of a component.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "error",
+                    s::property(
+                        s::string(None, &[]),
+                        "Condition error code for a component. For example, a health check error code.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Message about the condition for a component. For example, information about a health check.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition for a component. Valid values for \"Healthy\": \"True\", \"False\", or \"Unknown\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of condition for a component. Valid value: \"Healthy\"",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1225,6 +2258,66 @@ impl PatchMeta for ComponentStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComponentStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ComponentStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ComponentStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ComponentCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "List of component conditions observed",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ComponentStatus {
     fn merge_field(
@@ -1313,6 +2406,80 @@ impl PatchMeta for ConfigMap {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ConfigMap {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ConfigMap")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ConfigMap")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ConfigMap holds configuration data for pods to consume.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "binaryData",
+                    s::property(
+                        s::map(s::string(Some("byte"), &[])),
+                        "BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the Data field, this is enforced during validation process. Using this field will require 1.10+ apiserver and kubelet.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "data",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "immutable",
+                    s::property(
+                        s::boolean(),
+                        "Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ConfigMap {
     fn merge_field(
@@ -1355,6 +2522,44 @@ impl PatchMeta for ConfigMapEnvSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ConfigMapEnvSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ConfigMapEnvSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ConfigMapEnvSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.\n\nThe contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.",
+            None,
+            &[],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "Specify whether the ConfigMap must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1407,6 +2612,48 @@ impl PatchMeta for ConfigMapKeySelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ConfigMapKeySelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ConfigMapKeySelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ConfigMapKeySelector")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Selects a key from a ConfigMap.",
+            Some("atomic"),
+            &["key"],
+            vec![
+                (
+                    "key",
+                    s::property(s::string(None, &[]), "The key to select.", None, None),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "Specify whether the ConfigMap or its key must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1469,6 +2716,71 @@ impl PatchMeta for ConfigMapNodeConfigSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ConfigMapNodeConfigSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ConfigMapNodeConfigSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ConfigMapNodeConfigSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node. This API is deprecated since 1.22: https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration",
+            None,
+            &["kubeletConfigKey", "name", "namespace"],
+            vec![
+                (
+                    "kubeletConfigKey",
+                    s::property(
+                        s::string(None, &[]),
+                        "KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the metadata.name of the referenced ConfigMap. This field is required in all cases.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "Namespace is the metadata.namespace of the referenced ConfigMap. This field is required in all cases.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::string(None, &[]),
+                        "UID is the metadata.UID of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ConfigMapNodeConfigSource {
     fn merge_field(
@@ -1524,6 +2836,53 @@ impl PatchMeta for ConfigMapProjection {
             fields: Some(<KeyToPath as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ConfigMapProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ConfigMapProjection")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ConfigMapProjection")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Adapts a ConfigMap into a projected volume.\n\nThe contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. Note that this is identical to a configmap volume source without the default mode.",
+            None,
+            &[],
+            vec![
+                (
+                    "items",
+                    s::property(
+                        s::array(generator.subschema_for::<KeyToPath>(), Some("atomic"), &[]),
+                        "items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "optional specify whether the ConfigMap or its keys must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1590,6 +2949,62 @@ impl PatchMeta for ConfigMapVolumeSource {
             fields: Some(<KeyToPath as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ConfigMapVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ConfigMapVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ConfigMapVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Adapts a ConfigMap into a volume.\n\nThe contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.",
+            None,
+            &[],
+            vec![
+                (
+                    "defaultMode",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "items",
+                    s::property(
+                        s::array(generator.subschema_for::<KeyToPath>(), Some("atomic"), &[]),
+                        "items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "optional specify whether the ConfigMap or its keys must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1865,6 +3280,275 @@ impl PatchMeta for Container {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Container {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Container")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Container")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A single application container that you want to run within a pod.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "args",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "command",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "env",
+                    s::property(
+                        s::array(generator.subschema_for::<EnvVar>(), Some("map"), &["name"]),
+                        "List of environment variables to set in the container. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "envFrom",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<EnvFromSource>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "image",
+                    s::property(
+                        s::string(None, &[]),
+                        "Container image name. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "imagePullPolicy",
+                    s::property(
+                        s::string(None, &["Always", "IfNotPresent", "Never"]),
+                        "Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images\n\nPossible enum values:\n - `\"Always\"` means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.\n - `\"IfNotPresent\"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.\n - `\"Never\"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lifecycle",
+                    s::property(
+                        generator.subschema_for::<Lifecycle>(),
+                        "Actions that the management system should take in response to container lifecycle events. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "livenessProbe",
+                    s::property(
+                        generator.subschema_for::<Probe>(),
+                        "Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ports",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerPort>(),
+                            Some("map"),
+                            &["containerPort", "protocol"],
+                        ),
+                        "List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Any port which is listening on the default \"0.0.0.0\" address inside a container will be accessible from the network. Modifying this array with strategic merge patch may corrupt the data. For more information See https://github.com/kubernetes/kubernetes/issues/108255. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readinessProbe",
+                    s::property(
+                        generator.subschema_for::<Probe>(),
+                        "Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resizePolicy",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerResizePolicy>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Resources resize policy for the container. This field cannot be set on ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        generator.subschema_for::<ResourceRequirements>(),
+                        "Compute Resources required by this container. Cannot be updated. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "restartPolicy",
+                    s::property(
+                        s::string(None, &[]),
+                        "RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy. When this field is not specified, the restart behavior is defined by the Pod's restart policy and the container type. Additionally, setting the RestartPolicy as \"Always\" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy \"Always\" will be shut down. This lifecycle differs from normal init containers and is often referred to as a \"sidecar\" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "restartPolicyRules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerRestartRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "securityContext",
+                    s::property(
+                        generator.subschema_for::<SecurityContext>(),
+                        "SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext. More info: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "startupProbe",
+                    s::property(
+                        generator.subschema_for::<Probe>(),
+                        "StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully. If this probe fails, the Pod will be restarted, just as if the livenessProbe failed. This can be used to provide different probe parameters at the beginning of a Pod's lifecycle, when it might take a long time to load data or warm a cache, than during steady-state operation. This cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stdin",
+                    s::property(
+                        s::boolean(),
+                        "Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stdinOnce",
+                    s::property(
+                        s::boolean(),
+                        "Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminationMessagePath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminationMessagePolicy",
+                    s::property(
+                        s::string(None, &["FallbackToLogsOnError", "File"]),
+                        "Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.\n\nPossible enum values:\n - `\"FallbackToLogsOnError\"` will read the most recent contents of the container logs for the container status message when the container exits with an error and the terminationMessagePath has no contents.\n - `\"File\"` is the default behavior and will set the container status message to the contents of the container's terminationMessagePath when the container exits.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tty",
+                    s::property(
+                        s::boolean(),
+                        "Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeDevices",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<VolumeDevice>(),
+                            Some("map"),
+                            &["devicePath"],
+                        ),
+                        "volumeDevices is the list of block devices to be used by the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeMounts",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<VolumeMount>(),
+                            Some("map"),
+                            &["mountPath"],
+                        ),
+                        "Pod volumes to mount into the container's filesystem. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "workingDir",
+                    s::property(
+                        s::string(None, &[]),
+                        "Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Container {
     fn merge_field(
@@ -1953,6 +3637,53 @@ impl PatchMeta for ContainerExtendedResourceRequest {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerExtendedResourceRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerExtendedResourceRequest")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerExtendedResourceRequest")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.",
+            None,
+            &["containerName", "requestName", "resourceName"],
+            vec![
+                (
+                    "containerName",
+                    s::property(
+                        s::string(None, &[]),
+                        "The name of the container requesting resources.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requestName",
+                    s::property(
+                        s::string(None, &[]),
+                        "The name of the request in the special ResourceClaim which corresponds to the extended resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceName",
+                    s::property(
+                        s::string(None, &[]),
+                        "The name of the extended resource in that container which gets backed by DRA.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerExtendedResourceRequest {
     fn merge_field(
@@ -1999,6 +3730,44 @@ impl PatchMeta for ContainerImage {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerImage {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerImage")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerImage")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Describe a container image",
+            None,
+            &[],
+            vec![
+                (
+                    "names",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Names by which this image is known. e.g. [\"kubernetes.example/hyperkube:v1.0.7\", \"cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7\"]",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sizeBytes",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The size of the image in bytes.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2055,6 +3824,71 @@ impl PatchMeta for ContainerPort {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerPort {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerPort")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerPort")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerPort represents a network port in a single container.",
+            None,
+            &["containerPort"],
+            vec![
+                (
+                    "containerPort",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Number of port to expose on the pod's IP address. This must be a valid port number, 0 < x < 65536.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostIP",
+                    s::property(
+                        s::string(None, &[]),
+                        "What host IP to bind the external port to.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostPort",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Number of port to expose on the host. If specified, this must be a valid port number, 0 < x < 65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not need this.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a pod must have a unique name. Name for the port that can be referred to by services.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protocol",
+                    s::property(
+                        s::string(None, &["SCTP", "TCP", "UDP"]),
+                        "Protocol for port. Must be UDP, TCP, or SCTP. Defaults to \"TCP\".\n\nPossible enum values:\n - `\"SCTP\"` is the SCTP protocol.\n - `\"TCP\"` is the TCP protocol.\n - `\"UDP\"` is the UDP protocol.",
+                        None,
+                        Some(serde_json::Value::from("TCP")),
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerPort {
     fn merge_field(
@@ -2097,6 +3931,44 @@ impl PatchMeta for ContainerResizePolicy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerResizePolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerResizePolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerResizePolicy")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerResizePolicy represents resource resize policy for the container.",
+            None,
+            &["resourceName", "restartPolicy"],
+            vec![
+                (
+                    "resourceName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the resource to which this resource resize policy applies. Supported values: cpu, memory.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "restartPolicy",
+                    s::property(
+                        s::string(None, &[]),
+                        "Restart policy to apply when specified resource is resized. If not specified, it defaults to NotRequired.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2147,6 +4019,44 @@ impl PatchMeta for ContainerRestartRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerRestartRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerRestartRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerRestartRule")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerRestartRule describes how a container exit is handled.",
+            None,
+            &["action"],
+            vec![
+                (
+                    "action",
+                    s::property(
+                        s::string(None, &[]),
+                        "Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is \"Restart\" to restart the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "exitCodes",
+                    s::property(
+                        generator.subschema_for::<ContainerRestartRuleOnExitCodes>(),
+                        "Represents the exit codes to check on container exits.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerRestartRule {
     fn merge_field(
@@ -2194,6 +4104,44 @@ impl PatchMeta for ContainerRestartRuleOnExitCodes {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerRestartRuleOnExitCodes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerRestartRuleOnExitCodes")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.",
+            None,
+            &["operator"],
+            vec![
+                (
+                    "operator",
+                    s::property(
+                        s::string(None, &[]),
+                        "Represents the relationship between the container exit code(s) and the specified values. Possible values are: - In: the requirement is satisfied if the container exit code is in the\n  set of specified values.\n- NotIn: the requirement is satisfied if the container exit code is\n  not in the set of specified values.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "values",
+                    s::property(
+                        s::array(s::integer(Some("int32")), Some("set"), &[]),
+                        "Specifies the set of values to check for container exit codes. At most 255 elements are allowed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2267,6 +4215,53 @@ impl PatchMeta for ContainerState {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerState")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerState")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.",
+            None,
+            &[],
+            vec![
+                (
+                    "running",
+                    s::property(
+                        generator.subschema_for::<ContainerStateRunning>(),
+                        "Details about a running container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminated",
+                    s::property(
+                        generator.subschema_for::<ContainerStateTerminated>(),
+                        "Details about a terminated container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "waiting",
+                    s::property(
+                        generator.subschema_for::<ContainerStateWaiting>(),
+                        "Details about a waiting container",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerState {
     fn merge_field(
@@ -2307,6 +4302,33 @@ impl PatchMeta for ContainerStateRunning {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerStateRunning {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerStateRunning")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerStateRunning")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerStateRunning is a running state of a container.",
+            None,
+            &[],
+            vec![(
+                "startedAt",
+                s::property(
+                    generator.subschema_for::<Time>(),
+                    "Time at which the container was last (re-)started",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -2372,6 +4394,89 @@ impl PatchMeta for ContainerStateTerminated {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerStateTerminated {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerStateTerminated")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerStateTerminated")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerStateTerminated is a terminated state of a container.",
+            None,
+            &["exitCode"],
+            vec![
+                (
+                    "containerID",
+                    s::property(
+                        s::string(None, &[]),
+                        "Container's ID in the format '<type>://<container_id>'",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "exitCode",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Exit status from the last termination of the container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "finishedAt",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Time at which the container last terminated",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Message regarding the last termination of the container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "(brief) reason from the last termination of the container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "signal",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Signal from the last termination of the container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "startedAt",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Time at which previous execution of the container started",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerStateTerminated {
     fn merge_field(
@@ -2418,6 +4523,44 @@ impl PatchMeta for ContainerStateWaiting {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerStateWaiting {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerStateWaiting")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerStateWaiting")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerStateWaiting is a waiting state of a container.",
+            None,
+            &[],
+            vec![
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Message regarding why the container is not yet running.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "(brief) reason the container is not yet running.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2626,6 +4769,238 @@ impl PatchMeta for ContainerStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerStatus contains details for the current status of this container.",
+            None,
+            &["image", "imageID", "name", "ready", "restartCount"],
+            vec![
+                (
+                    "allocatedResources",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "allocatedResourcesStatus",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ResourceStatus>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "AllocatedResourcesStatus represents the status of various resources allocated for this Pod.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "containerID",
+                    s::property(
+                        s::string(None, &[]),
+                        "ContainerID is the ID of the container in the format '<type>://<container_id>'. Where type is a container runtime identifier, returned from Version call of CRI API (for example \"containerd\").",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "image",
+                    s::property(
+                        s::string(None, &[]),
+                        "Image is the name of container image that the container is running. The container image may not match the image used in the PodSpec, as it may have been resolved by the runtime. More info: https://kubernetes.io/docs/concepts/containers/images.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "imageID",
+                    s::property(
+                        s::string(None, &[]),
+                        "ImageID is the image ID of the container's image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastState",
+                    s::property(
+                        generator.subschema_for::<ContainerState>(),
+                        "LastTerminationState holds the last termination state of the container to help debug container crashes and restarts. This field is not populated if the container is still running and RestartCount is 0.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ready",
+                    s::property(
+                        s::boolean(),
+                        "Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).\n\nThe value is typically used to determine whether a container is ready to accept traffic.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        generator.subschema_for::<ResourceRequirements>(),
+                        "Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "restartCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "RestartCount holds the number of times the container has been restarted. Kubelet makes an effort to always increment the value, but there are cases when the state may be lost due to node restarts and then the value may be reset to 0. The value is never negative.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "started",
+                    s::property(
+                        s::boolean(),
+                        "Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful. Resets to false when the container is restarted, or if kubelet loses state temporarily. In both cases, startup probes will run again. Is always true when no startupProbe is defined and container is running and has passed the postStart lifecycle hook. The null value must be treated the same as false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "state",
+                    s::property(
+                        generator.subschema_for::<ContainerState>(),
+                        "State holds details about the container's current condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stopSignal",
+                    s::property(
+                        s::string(
+                            None,
+                            &[
+                                "SIGABRT",
+                                "SIGALRM",
+                                "SIGBUS",
+                                "SIGCHLD",
+                                "SIGCLD",
+                                "SIGCONT",
+                                "SIGFPE",
+                                "SIGHUP",
+                                "SIGILL",
+                                "SIGINT",
+                                "SIGIO",
+                                "SIGIOT",
+                                "SIGKILL",
+                                "SIGPIPE",
+                                "SIGPOLL",
+                                "SIGPROF",
+                                "SIGPWR",
+                                "SIGQUIT",
+                                "SIGRTMAX",
+                                "SIGRTMAX-1",
+                                "SIGRTMAX-10",
+                                "SIGRTMAX-11",
+                                "SIGRTMAX-12",
+                                "SIGRTMAX-13",
+                                "SIGRTMAX-14",
+                                "SIGRTMAX-2",
+                                "SIGRTMAX-3",
+                                "SIGRTMAX-4",
+                                "SIGRTMAX-5",
+                                "SIGRTMAX-6",
+                                "SIGRTMAX-7",
+                                "SIGRTMAX-8",
+                                "SIGRTMAX-9",
+                                "SIGRTMIN",
+                                "SIGRTMIN+1",
+                                "SIGRTMIN+10",
+                                "SIGRTMIN+11",
+                                "SIGRTMIN+12",
+                                "SIGRTMIN+13",
+                                "SIGRTMIN+14",
+                                "SIGRTMIN+15",
+                                "SIGRTMIN+2",
+                                "SIGRTMIN+3",
+                                "SIGRTMIN+4",
+                                "SIGRTMIN+5",
+                                "SIGRTMIN+6",
+                                "SIGRTMIN+7",
+                                "SIGRTMIN+8",
+                                "SIGRTMIN+9",
+                                "SIGSEGV",
+                                "SIGSTKFLT",
+                                "SIGSTOP",
+                                "SIGSYS",
+                                "SIGTERM",
+                                "SIGTRAP",
+                                "SIGTSTP",
+                                "SIGTTIN",
+                                "SIGTTOU",
+                                "SIGURG",
+                                "SIGUSR1",
+                                "SIGUSR2",
+                                "SIGVTALRM",
+                                "SIGWINCH",
+                                "SIGXCPU",
+                                "SIGXFSZ",
+                            ],
+                        ),
+                        "StopSignal reports the effective stop signal for this container\n\nPossible enum values:\n - `\"SIGABRT\"`\n - `\"SIGALRM\"`\n - `\"SIGBUS\"`\n - `\"SIGCHLD\"`\n - `\"SIGCLD\"`\n - `\"SIGCONT\"`\n - `\"SIGFPE\"`\n - `\"SIGHUP\"`\n - `\"SIGILL\"`\n - `\"SIGINT\"`\n - `\"SIGIO\"`\n - `\"SIGIOT\"`\n - `\"SIGKILL\"`\n - `\"SIGPIPE\"`\n - `\"SIGPOLL\"`\n - `\"SIGPROF\"`\n - `\"SIGPWR\"`\n - `\"SIGQUIT\"`\n - `\"SIGRTMAX\"`\n - `\"SIGRTMAX-1\"`\n - `\"SIGRTMAX-10\"`\n - `\"SIGRTMAX-11\"`\n - `\"SIGRTMAX-12\"`\n - `\"SIGRTMAX-13\"`\n - `\"SIGRTMAX-14\"`\n - `\"SIGRTMAX-2\"`\n - `\"SIGRTMAX-3\"`\n - `\"SIGRTMAX-4\"`\n - `\"SIGRTMAX-5\"`\n - `\"SIGRTMAX-6\"`\n - `\"SIGRTMAX-7\"`\n - `\"SIGRTMAX-8\"`\n - `\"SIGRTMAX-9\"`\n - `\"SIGRTMIN\"`\n - `\"SIGRTMIN+1\"`\n - `\"SIGRTMIN+10\"`\n - `\"SIGRTMIN+11\"`\n - `\"SIGRTMIN+12\"`\n - `\"SIGRTMIN+13\"`\n - `\"SIGRTMIN+14\"`\n - `\"SIGRTMIN+15\"`\n - `\"SIGRTMIN+2\"`\n - `\"SIGRTMIN+3\"`\n - `\"SIGRTMIN+4\"`\n - `\"SIGRTMIN+5\"`\n - `\"SIGRTMIN+6\"`\n - `\"SIGRTMIN+7\"`\n - `\"SIGRTMIN+8\"`\n - `\"SIGRTMIN+9\"`\n - `\"SIGSEGV\"`\n - `\"SIGSTKFLT\"`\n - `\"SIGSTOP\"`\n - `\"SIGSYS\"`\n - `\"SIGTERM\"`\n - `\"SIGTRAP\"`\n - `\"SIGTSTP\"`\n - `\"SIGTTIN\"`\n - `\"SIGTTOU\"`\n - `\"SIGURG\"`\n - `\"SIGUSR1\"`\n - `\"SIGUSR2\"`\n - `\"SIGVTALRM\"`\n - `\"SIGWINCH\"`\n - `\"SIGXCPU\"`\n - `\"SIGXFSZ\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        generator.subschema_for::<ContainerUser>(),
+                        "User represents user identity information initially attached to the first process of the container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeMounts",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<VolumeMountStatus>(),
+                            Some("map"),
+                            &["mountPath"],
+                        ),
+                        "Status of volume mounts.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerStatus {
     fn merge_field(
@@ -2696,6 +5071,33 @@ impl PatchMeta for ContainerUser {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContainerUser {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ContainerUser")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ContainerUser")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ContainerUser represents user identity information",
+            None,
+            &[],
+            vec![(
+                "linux",
+                s::property(
+                    generator.subschema_for::<LinuxContainerUser>(),
+                    "Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ContainerUser {
     fn merge_field(
@@ -2727,6 +5129,33 @@ impl PatchMeta for DaemonEndpoint {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DaemonEndpoint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DaemonEndpoint")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.DaemonEndpoint")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DaemonEndpoint contains information about a single Daemon endpoint.",
+            None,
+            &["Port"],
+            vec![(
+                "Port",
+                s::property(
+                    s::integer(Some("int32")),
+                    "Port number of the given endpoint.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -2769,6 +5198,37 @@ impl PatchMeta for DownwardAPIProjection {
             fields: Some(<DownwardAPIVolumeFile as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DownwardAPIProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DownwardAPIProjection")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.DownwardAPIProjection")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode.",
+            None,
+            &[],
+            vec![(
+                "items",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<DownwardAPIVolumeFile>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "Items is a list of DownwardAPIVolume file",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -2834,6 +5294,62 @@ impl PatchMeta for DownwardAPIVolumeFile {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DownwardAPIVolumeFile {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DownwardAPIVolumeFile")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.DownwardAPIVolumeFile")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DownwardAPIVolumeFile represents information to create the file containing the pod field",
+            None,
+            &["path"],
+            vec![
+                (
+                    "fieldRef",
+                    s::property(
+                        generator.subschema_for::<ObjectFieldSelector>(),
+                        "Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "mode",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceFieldRef",
+                    s::property(
+                        generator.subschema_for::<ResourceFieldSelector>(),
+                        "Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DownwardAPIVolumeFile {
     fn merge_field(
@@ -2885,6 +5401,48 @@ impl PatchMeta for DownwardAPIVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DownwardAPIVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DownwardAPIVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.DownwardAPIVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.",
+            None,
+            &[],
+            vec![
+                (
+                    "defaultMode",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "items",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DownwardAPIVolumeFile>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Items is a list of downward API volume file",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DownwardAPIVolumeSource {
     fn merge_field(
@@ -2921,6 +5479,44 @@ impl PatchMeta for EmptyDirVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EmptyDirVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EmptyDirVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EmptyDirVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.",
+            None,
+            &[],
+            vec![
+                (
+                    "medium",
+                    s::property(
+                        s::string(None, &[]),
+                        "medium represents what type of storage medium should back this directory. The default is \"\" which means to use the node's default medium. Must be an empty string (default) or Memory. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sizeLimit",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would be the minimum value between the SizeLimit specified here and the sum of memory limits of all containers in a pod. The default is nil which means that the limit is undefined. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2975,6 +5571,62 @@ impl PatchMeta for EndpointAddress {
             fields: Some(<ObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EndpointAddress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EndpointAddress")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EndpointAddress")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EndpointAddress is a tuple that describes single IP address. Deprecated: This API is deprecated in v1.33+.",
+            Some("atomic"),
+            &["ip"],
+            vec![
+                (
+                    "hostname",
+                    s::property(
+                        s::string(None, &[]),
+                        "The Hostname of this endpoint",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ip",
+                    s::property(
+                        s::string(None, &[]),
+                        "The IP of this endpoint. May not be loopback (127.0.0.0/8 or ::1), link-local (169.254.0.0/16 or fe80::/10), or link-local multicast (224.0.0.0/24 or ff02::/16).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "targetRef",
+                    s::property(
+                        generator.subschema_for::<ObjectReference>(),
+                        "Reference to object providing the endpoint.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -3039,6 +5691,62 @@ impl PatchMeta for EndpointPort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EndpointPort {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EndpointPort")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EndpointPort")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in v1.33+.",
+            Some("atomic"),
+            &["port"],
+            vec![
+                (
+                    "appProtocol",
+                    s::property(
+                        s::string(None, &[]),
+                        "The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:\n\n* Un-prefixed protocol names - reserved for IANA standard service names (as per RFC-6335 and https://www.iana.org/assignments/service-names).\n\n* Kubernetes-defined prefixed names:\n  * 'kubernetes.io/h2c' - HTTP/2 prior knowledge over cleartext as described in https://www.rfc-editor.org/rfc/rfc9113.html#name-starting-http-2-with-prior-\n  * 'kubernetes.io/ws'  - WebSocket over cleartext as described in https://www.rfc-editor.org/rfc/rfc6455\n  * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455\n\n* Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "The name of this port.  This must match the 'name' field in the corresponding ServicePort. Must be a DNS_LABEL. Optional only if one port is defined.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The port number of the endpoint.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protocol",
+                    s::property(
+                        s::string(None, &["SCTP", "TCP", "UDP"]),
+                        "The IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.\n\nPossible enum values:\n - `\"SCTP\"` is the SCTP protocol.\n - `\"TCP\"` is the TCP protocol.\n - `\"UDP\"` is the UDP protocol.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -3125,6 +5833,65 @@ impl PatchMeta for EndpointSubset {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EndpointSubset {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EndpointSubset")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EndpointSubset")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EndpointSubset is a group of addresses with a common set of ports. The expanded set of endpoints is the Cartesian product of Addresses x Ports. For example, given:\n\n\t{\n\t  Addresses: [{\"ip\": \"10.10.1.1\"}, {\"ip\": \"10.10.2.2\"}],\n\t  Ports:     [{\"name\": \"a\", \"port\": 8675}, {\"name\": \"b\", \"port\": 309}]\n\t}\n\nThe resulting set of endpoints can be viewed as:\n\n\ta: [ 10.10.1.1:8675, 10.10.2.2:8675 ],\n\tb: [ 10.10.1.1:309, 10.10.2.2:309 ]\n\nDeprecated: This API is deprecated in v1.33+.",
+            None,
+            &[],
+            vec![
+                (
+                    "addresses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<EndpointAddress>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "notReadyAddresses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<EndpointAddress>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "IP addresses which offer the related ports but are not currently marked as ready because they have not yet finished starting, have recently failed a readiness check, or have recently failed a liveness check.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ports",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<EndpointPort>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Port numbers available on the related IP addresses.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -3233,6 +6000,66 @@ impl PatchMeta for Endpoints {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Endpoints {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Endpoints")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Endpoints")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Endpoints is a collection of endpoints that implement the actual service. Example:\n\n\t Name: \"mysvc\",\n\t Subsets: [\n\t   {\n\t     Addresses: [{\"ip\": \"10.10.1.1\"}, {\"ip\": \"10.10.2.2\"}],\n\t     Ports: [{\"name\": \"a\", \"port\": 8675}, {\"name\": \"b\", \"port\": 309}]\n\t   },\n\t   {\n\t     Addresses: [{\"ip\": \"10.10.3.3\"}],\n\t     Ports: [{\"name\": \"a\", \"port\": 93}, {\"name\": \"b\", \"port\": 76}]\n\t   },\n\t]\n\nEndpoints is a legacy API and does not contain information about all Service features. Use discoveryv1.EndpointSlice for complete information about Service endpoints.\n\nDeprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subsets",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<EndpointSubset>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Endpoints {
     fn merge_field(
@@ -3294,6 +6121,53 @@ impl PatchMeta for EnvFromSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EnvFromSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EnvFromSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EnvFromSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EnvFromSource represents the source of a set of ConfigMaps or Secrets",
+            None,
+            &[],
+            vec![
+                (
+                    "configMapRef",
+                    s::property(
+                        generator.subschema_for::<ConfigMapEnvSource>(),
+                        "The ConfigMap to select from",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "prefix",
+                    s::property(
+                        s::string(None, &[]),
+                        "Optional text to prepend to the name of each environment variable. May consist of any printable ASCII characters except '='.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<SecretEnvSource>(),
+                        "The Secret to select from",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for EnvFromSource {
     fn merge_field(
@@ -3343,6 +6217,53 @@ impl PatchMeta for EnvVar {
             fields: Some(<EnvVarSource as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EnvVar {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EnvVar")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EnvVar")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EnvVar represents an environment variable present in a Container.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the environment variable. May consist of any printable ASCII characters except '='.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to \"\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "valueFrom",
+                    s::property(
+                        generator.subschema_for::<EnvVarSource>(),
+                        "Source for the environment variable's value. Cannot be used if value is not empty.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -3439,6 +6360,71 @@ impl PatchMeta for EnvVarSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EnvVarSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EnvVarSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EnvVarSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EnvVarSource represents a source for the value of an EnvVar.",
+            None,
+            &[],
+            vec![
+                (
+                    "configMapKeyRef",
+                    s::property(
+                        generator.subschema_for::<ConfigMapKeySelector>(),
+                        "Selects a key of a ConfigMap.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fieldRef",
+                    s::property(
+                        generator.subschema_for::<ObjectFieldSelector>(),
+                        "Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fileKeyRef",
+                    s::property(
+                        generator.subschema_for::<FileKeySelector>(),
+                        "FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceFieldRef",
+                    s::property(
+                        generator.subschema_for::<ResourceFieldSelector>(),
+                        "Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretKeyRef",
+                    s::property(
+                        generator.subschema_for::<SecretKeySelector>(),
+                        "Selects a key of a secret in the pod's namespace",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -3717,6 +6703,284 @@ impl PatchMeta for EphemeralContainer {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EphemeralContainer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EphemeralContainer")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EphemeralContainer")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging. Ephemeral containers have no resource or scheduling guarantees, and they will not be restarted when they exit or when a Pod is removed or restarted. The kubelet may evict a Pod if an ephemeral container causes the Pod to exceed its resource allocation.\n\nTo add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod. Ephemeral containers may not be removed or restarted.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "args",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "command",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. \"$$(VAR_NAME)\" will produce the string literal \"$(VAR_NAME)\". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "env",
+                    s::property(
+                        s::array(generator.subschema_for::<EnvVar>(), Some("map"), &["name"]),
+                        "List of environment variables to set in the container. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "envFrom",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<EnvFromSource>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "image",
+                    s::property(
+                        s::string(None, &[]),
+                        "Container image name. More info: https://kubernetes.io/docs/concepts/containers/images",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "imagePullPolicy",
+                    s::property(
+                        s::string(None, &["Always", "IfNotPresent", "Never"]),
+                        "Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images\n\nPossible enum values:\n - `\"Always\"` means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.\n - `\"IfNotPresent\"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.\n - `\"Never\"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lifecycle",
+                    s::property(
+                        generator.subschema_for::<Lifecycle>(),
+                        "Lifecycle is not allowed for ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "livenessProbe",
+                    s::property(
+                        generator.subschema_for::<Probe>(),
+                        "Probes are not allowed for ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ports",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerPort>(),
+                            Some("map"),
+                            &["containerPort", "protocol"],
+                        ),
+                        "Ports are not allowed for ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readinessProbe",
+                    s::property(
+                        generator.subschema_for::<Probe>(),
+                        "Probes are not allowed for ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resizePolicy",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerResizePolicy>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Resources resize policy for the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        generator.subschema_for::<ResourceRequirements>(),
+                        "Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "restartPolicy",
+                    s::property(
+                        s::string(None, &[]),
+                        "Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "restartPolicyRules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerRestartRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "securityContext",
+                    s::property(
+                        generator.subschema_for::<SecurityContext>(),
+                        "Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "startupProbe",
+                    s::property(
+                        generator.subschema_for::<Probe>(),
+                        "Probes are not allowed for ephemeral containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stdin",
+                    s::property(
+                        s::boolean(),
+                        "Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stdinOnce",
+                    s::property(
+                        s::boolean(),
+                        "Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "targetContainerName",
+                    s::property(
+                        s::string(None, &[]),
+                        "If set, the name of the container from PodSpec that this ephemeral container targets. The ephemeral container will be run in the namespaces (IPC, PID, etc) of this container. If not set then the ephemeral container uses the namespaces configured in the Pod spec.\n\nThe container runtime must implement support for this feature. If the runtime does not support namespace targeting then the result of setting this field is undefined.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminationMessagePath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminationMessagePolicy",
+                    s::property(
+                        s::string(None, &["FallbackToLogsOnError", "File"]),
+                        "Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.\n\nPossible enum values:\n - `\"FallbackToLogsOnError\"` will read the most recent contents of the container logs for the container status message when the container exits with an error and the terminationMessagePath has no contents.\n - `\"File\"` is the default behavior and will set the container status message to the contents of the container's terminationMessagePath when the container exits.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tty",
+                    s::property(
+                        s::boolean(),
+                        "Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeDevices",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<VolumeDevice>(),
+                            Some("map"),
+                            &["devicePath"],
+                        ),
+                        "volumeDevices is the list of block devices to be used by the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeMounts",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<VolumeMount>(),
+                            Some("map"),
+                            &["mountPath"],
+                        ),
+                        "Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "workingDir",
+                    s::property(
+                        s::string(None, &[]),
+                        "Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for EphemeralContainer {
     fn merge_field(
@@ -3832,6 +7096,33 @@ impl PatchMeta for EphemeralVolumeSource {
             fields: Some(<PersistentVolumeClaimTemplate as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EphemeralVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EphemeralVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EphemeralVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents an ephemeral volume that is handled by a normal storage driver.",
+            None,
+            &[],
+            vec![(
+                "volumeClaimTemplate",
+                s::property(
+                    generator.subschema_for::<PersistentVolumeClaimTemplate>(),
+                    "Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted together with the pod.  The name of the PVC will be `<pod name>-<volume name>` where `<volume name>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod if the concatenated name is not valid for a PVC (for example, too long).\n\nAn existing PVC with that name that is not owned by the pod will *not* be used for the pod to avoid using an unrelated volume by mistake. Starting the pod is then blocked until the unrelated PVC is removed. If such a pre-created PVC is meant to be used by the pod, the PVC has to updated with an owner reference to the pod once the pod exists. Normally this should not be necessary, but it may be useful when manually reconstructing a broken cluster.\n\nThis field is read-only and no changes will be made by Kubernetes to the PVC after it has been created.\n\nRequired, must not be nil.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -4038,6 +7329,179 @@ impl PatchMeta for Event {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Event {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Event")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Event")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.",
+            None,
+            &["metadata", "involvedObject"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "action",
+                    s::property(
+                        s::string(None, &[]),
+                        "What action was taken/failed regarding to the Regarding object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "count",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of times this event has occurred.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "eventTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "Time when this Event was first observed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "firstTimestamp",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "involvedObject",
+                    s::property(
+                        generator.subschema_for::<ObjectReference>(),
+                        "The object that this event is about.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastTimestamp",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "The time at which the most recent occurrence of this event was recorded.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "A human-readable description of the status of this operation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "related",
+                    s::property(
+                        generator.subschema_for::<ObjectReference>(),
+                        "Optional secondary object for more complex actions.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reportingComponent",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "reportingInstance",
+                    s::property(
+                        s::string(None, &[]),
+                        "ID of the controller instance, e.g. `kubelet-xyzf`.",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "series",
+                    s::property(
+                        generator.subschema_for::<EventSeries>(),
+                        "Data about the Event series this event represents or nil if it's a singleton Event.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "source",
+                    s::property(
+                        generator.subschema_for::<EventSource>(),
+                        "The component reporting this event. Should be a short machine understandable string.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of this event (Normal, Warning), new types could be added in the future",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Event {
     fn merge_field(
@@ -4108,6 +7572,44 @@ impl PatchMeta for EventSeries {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EventSeries {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EventSeries")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EventSeries")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.",
+            None,
+            &[],
+            vec![
+                (
+                    "count",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Number of occurrences in this series up to the last heartbeat time",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastObservedTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "Time of the last occurrence observed",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for EventSeries {
     fn merge_field(
@@ -4144,6 +7646,44 @@ impl PatchMeta for EventSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EventSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EventSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.EventSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EventSource contains information for an event.",
+            None,
+            &[],
+            vec![
+                (
+                    "component",
+                    s::property(
+                        s::string(None, &[]),
+                        "Component from which the event is generated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "host",
+                    s::property(
+                        s::string(None, &[]),
+                        "Node name on which the event is generated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -4188,6 +7728,33 @@ impl PatchMeta for ExecAction {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ExecAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ExecAction")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ExecAction")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ExecAction describes a \"run in container\" action.",
+            None,
+            &[],
+            vec![(
+                "command",
+                s::property(
+                    s::array(s::string(None, &[]), Some("atomic"), &[]),
+                    "Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not run inside a shell, so traditional shell instructions ('|', etc) won't work. To use a shell, you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy and non-zero is unhealthy.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -4256,6 +7823,71 @@ impl PatchMeta for FCVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FCVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FCVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.FCVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.",
+            None,
+            &[],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lun",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "lun is Optional: FC target lun number",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "targetWWNs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "targetWWNs is Optional: FC target worldwide names (WWNs)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "wwids",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs and lun must be set, but not both simultaneously.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for FCVolumeSource {
     fn merge_field(
@@ -4307,6 +7939,62 @@ impl PatchMeta for FileKeySelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FileKeySelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FileKeySelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.FileKeySelector")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FileKeySelector selects a key of the env file.",
+            Some("atomic"),
+            &["key", "path", "volumeName"],
+            vec![
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "The key within the env file. An invalid key will prevent the pod from starting. The keys defined within a source may consist of any printable ASCII characters except '='. During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "Specify whether the file or its key must be defined. If the file or key does not exist, then the env var is not published. If optional is set to true and the specified key does not exist, the environment variable will not be set in the Pod's containers.\n\nIf optional is set to false and the specified key does not exist, an error will be returned during Pod creation.",
+                        None,
+                        Some(serde_json::Value::from(false)),
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "The path within the volume from which to select the file. Must be relative and may not contain the '..' path or start with '..'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "The name of the volume mount containing the env file.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -4367,6 +8055,71 @@ impl PatchMeta for FlexPersistentVolumeSource {
             fields: Some(<SecretReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlexPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlexPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.FlexPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.",
+            None,
+            &["driver"],
+            vec![
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "driver is the name of the driver to use for this volume.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". The default filesystem depends on FlexVolume script.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "options",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "options is Optional: this field holds extra command options if any.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -4432,6 +8185,71 @@ impl PatchMeta for FlexVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlexVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlexVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.FlexVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.",
+            None,
+            &["driver"],
+            vec![
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "driver is the name of the driver to use for this volume.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". The default filesystem depends on FlexVolume script.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "options",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "options is Optional: this field holds extra command options if any.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "secretRef is Optional: secretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for FlexVolumeSource {
     fn merge_field(
@@ -4474,6 +8292,44 @@ impl PatchMeta for FlockerVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlockerVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlockerVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.FlockerVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &[],
+            vec![
+                (
+                    "datasetName",
+                    s::property(
+                        s::string(None, &[]),
+                        "datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker should be considered as deprecated",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "datasetUUID",
+                    s::property(
+                        s::string(None, &[]),
+                        "datasetUUID is the UUID of the dataset. This is unique identifier of a Flocker dataset",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -4524,6 +8380,62 @@ impl PatchMeta for GCEPersistentDiskVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GCEPersistentDiskVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GCEPersistentDiskVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.GCEPersistentDiskVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Persistent Disk resource in Google Compute Engine.\n\nA GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.",
+            None,
+            &["pdName"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "partition",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as \"1\". Similarly, the volume partition for /dev/sda is \"0\" (or you can leave the property empty). More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pdName",
+                    s::property(
+                        s::string(None, &[]),
+                        "pdName is unique name of the PD resource in GCE. Used to identify the disk in GCE. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for GCEPersistentDiskVolumeSource {
     fn merge_field(
@@ -4569,6 +8481,44 @@ impl PatchMeta for GRPCAction {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GRPCAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GRPCAction")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.GRPCAction")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "GRPCAction specifies an action involving a GRPC service.",
+            None,
+            &["port"],
+            vec![
+                (
+                    "port",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Port number of the gRPC service. Number must be in the range 1 to 65535.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "service",
+                    s::property(
+                        s::string(None, &[]),
+                        "Service is the name of the service to place in the gRPC HealthCheckRequest (see https://github.com/grpc/grpc/blob/master/doc/health-checking.md).\n\nIf this is not specified, the default behavior is defined by gRPC.",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for GRPCAction {
     fn merge_field(
@@ -4610,6 +8560,48 @@ impl PatchMeta for GitRepoVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GitRepoVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GitRepoVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.GitRepoVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a volume that is populated with the contents of a git repository. Git repo volumes do not support ownership management. Git repo volumes support SELinux relabeling.\n\nDEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.",
+            None,
+            &["repository"],
+            vec![
+                (
+                    "directory",
+                    s::property(
+                        s::string(None, &[]),
+                        "directory is the target directory name. Must not contain or start with '..'.  If '.' is supplied, the volume directory will be the git repository.  Otherwise, if specified, the volume will contain the git repository in the subdirectory with the given name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "repository",
+                    s::property(s::string(None, &[]), "repository is the URL", None, None),
+                ),
+                (
+                    "revision",
+                    s::property(
+                        s::string(None, &[]),
+                        "revision is the commit hash for the specified revision.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -4660,6 +8652,62 @@ impl PatchMeta for GlusterfsPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GlusterfsPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GlusterfsPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.GlusterfsPersistentVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &["endpoints", "path"],
+            vec![
+                (
+                    "endpoints",
+                    s::property(
+                        s::string(None, &[]),
+                        "endpoints is the endpoint name that details Glusterfs topology. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "endpointsNamespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "endpointsNamespace is the namespace that contains Glusterfs endpoint. If this field is empty, the EndpointNamespace defaults to the same namespace as the bound PVC. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for GlusterfsPersistentVolumeSource {
     fn merge_field(
@@ -4703,6 +8751,53 @@ impl PatchMeta for GlusterfsVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GlusterfsVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GlusterfsVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.GlusterfsVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &["endpoints", "path"],
+            vec![
+                (
+                    "endpoints",
+                    s::property(
+                        s::string(None, &[]),
+                        "endpoints is the endpoint name that details Glusterfs topology.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -4768,6 +8863,71 @@ impl PatchMeta for HTTPGetAction {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HTTPGetAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HTTPGetAction")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.HTTPGetAction")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HTTPGetAction describes an action based on HTTP Get requests.",
+            None,
+            &["port"],
+            vec![
+                (
+                    "host",
+                    s::property(
+                        s::string(None, &[]),
+                        "Host name to connect to, defaults to the pod IP. You probably want to set \"Host\" in httpHeaders instead.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "httpHeaders",
+                    s::property(
+                        s::array(generator.subschema_for::<HTTPHeader>(), Some("atomic"), &[]),
+                        "Custom headers to set in the request. HTTP allows repeated headers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "Path to access on the HTTP server.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "Name or number of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scheme",
+                    s::property(
+                        s::string(None, &["HTTP", "HTTPS"]),
+                        "Scheme to use for connecting to the host. Defaults to HTTP.\n\nPossible enum values:\n - `\"HTTP\"` means that the scheme used will be http://\n - `\"HTTPS\"` means that the scheme used will be https://",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for HTTPGetAction {
     fn merge_field(
@@ -4810,6 +8970,39 @@ impl PatchMeta for HTTPHeader {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HTTPHeader {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HTTPHeader")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.HTTPHeader")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HTTPHeader describes a custom header to be used in HTTP probes",
+            None,
+            &["name", "value"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "The header field name. This will be canonicalized upon output, so case-variant names will be understood as the same header.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(s::string(None, &[]), "The header field value", None, None),
+                ),
+            ],
+        )
     }
 }
 
@@ -4860,6 +9053,44 @@ impl PatchMeta for HostAlias {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HostAlias {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HostAlias")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.HostAlias")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.",
+            None,
+            &["ip"],
+            vec![
+                (
+                    "hostnames",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Hostnames for the above IP address.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ip",
+                    s::property(
+                        s::string(None, &[]),
+                        "IP address of the host file entry.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for HostAlias {
     fn merge_field(
@@ -4893,6 +9124,33 @@ impl PatchMeta for HostIP {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HostIP {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HostIP")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.HostIP")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HostIP represents a single IP address allocated to the host.",
+            None,
+            &["ip"],
+            vec![(
+                "ip",
+                s::property(
+                    s::string(None, &[]),
+                    "IP is the IP address assigned to the host",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -4940,6 +9198,56 @@ impl PatchMeta for HostPathVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HostPathVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HostPathVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.HostPathVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &["path"],
+            vec![
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(
+                            None,
+                            &[
+                                "",
+                                "BlockDevice",
+                                "CharDevice",
+                                "Directory",
+                                "DirectoryOrCreate",
+                                "File",
+                                "FileOrCreate",
+                                "Socket",
+                            ],
+                        ),
+                        "type for HostPath Volume Defaults to \"\" More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath\n\nPossible enum values:\n - `\"\"` For backwards compatible, leave it empty if unset\n - `\"BlockDevice\"` A block device must exist at the given path\n - `\"CharDevice\"` A character device must exist at the given path\n - `\"Directory\"` A directory must exist at the given path\n - `\"DirectoryOrCreate\"` If nothing exists at the given path, an empty directory will be created there as needed with file mode 0755, having the same group and ownership with Kubelet.\n - `\"File\"` A file must exist at the given path\n - `\"FileOrCreate\"` If nothing exists at the given path, an empty file will be created there as needed with file mode 0644, having the same group and ownership with Kubelet.\n - `\"Socket\"` A UNIX socket must exist at the given path",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -5025,6 +9333,125 @@ impl PatchMeta for ISCSIPersistentVolumeSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ISCSIPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ISCSIPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ISCSIPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.",
+            None,
+            &["iqn", "lun", "targetPortal"],
+            vec![
+                (
+                    "chapAuthDiscovery",
+                    s::property(
+                        s::boolean(),
+                        "chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "chapAuthSession",
+                    s::property(
+                        s::boolean(),
+                        "chapAuthSession defines whether support iSCSI Session CHAP authentication",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "initiatorName",
+                    s::property(
+                        s::string(None, &[]),
+                        "initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "iqn",
+                    s::property(
+                        s::string(None, &[]),
+                        "iqn is Target iSCSI Qualified Name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "iscsiInterface",
+                    s::property(
+                        s::string(None, &[]),
+                        "iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).",
+                        None,
+                        Some(serde_json::Value::from("default")),
+                    ),
+                ),
+                (
+                    "lun",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "lun is iSCSI Target Lun number.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "portals",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "secretRef is the CHAP Secret for iSCSI target and initiator authentication",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "targetPortal",
+                    s::property(
+                        s::string(None, &[]),
+                        "targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -5131,6 +9558,125 @@ impl PatchMeta for ISCSIVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ISCSIVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ISCSIVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ISCSIVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.",
+            None,
+            &["iqn", "lun", "targetPortal"],
+            vec![
+                (
+                    "chapAuthDiscovery",
+                    s::property(
+                        s::boolean(),
+                        "chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "chapAuthSession",
+                    s::property(
+                        s::boolean(),
+                        "chapAuthSession defines whether support iSCSI Session CHAP authentication",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "initiatorName",
+                    s::property(
+                        s::string(None, &[]),
+                        "initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "iqn",
+                    s::property(
+                        s::string(None, &[]),
+                        "iqn is the target iSCSI Qualified Name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "iscsiInterface",
+                    s::property(
+                        s::string(None, &[]),
+                        "iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).",
+                        None,
+                        Some(serde_json::Value::from("default")),
+                    ),
+                ),
+                (
+                    "lun",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "lun represents iSCSI Target Lun number.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "portals",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "secretRef is the CHAP Secret for iSCSI target and initiator authentication",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "targetPortal",
+                    s::property(
+                        s::string(None, &[]),
+                        "targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ISCSIVolumeSource {
     fn merge_field(
@@ -5193,6 +9739,44 @@ impl PatchMeta for ImageVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ImageVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ImageVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ImageVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ImageVolumeSource represents a image volume resource.",
+            None,
+            &[],
+            vec![
+                (
+                    "pullPolicy",
+                    s::property(
+                        s::string(None, &["Always", "IfNotPresent", "Never"]),
+                        "Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.\n\nPossible enum values:\n - `\"Always\"` means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.\n - `\"IfNotPresent\"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.\n - `\"Never\"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reference",
+                    s::property(
+                        s::string(None, &[]),
+                        "Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers[*].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ImageVolumeSource {
     fn merge_field(
@@ -5226,6 +9810,33 @@ impl PatchMeta for ImageVolumeStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ImageVolumeStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ImageVolumeStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ImageVolumeStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ImageVolumeStatus represents the image-based volume status.",
+            None,
+            &["imageRef"],
+            vec![(
+                "imageRef",
+                s::property(
+                    s::string(None, &[]),
+                    "ImageRef is the digest of the image used for this volume. It should have a value that's similar to the pod's status.containerStatuses[i].imageID. The ImageRef length should not exceed 256 characters.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -5266,6 +9877,53 @@ impl PatchMeta for KeyToPath {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for KeyToPath {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("KeyToPath")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.KeyToPath")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Maps a string key to a path within a volume.",
+            None,
+            &["key", "path"],
+            vec![
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "key is the key to project.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "mode",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -5399,6 +10057,122 @@ impl PatchMeta for Lifecycle {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Lifecycle {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Lifecycle")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Lifecycle")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.",
+            None,
+            &[],
+            vec![
+                (
+                    "postStart",
+                    s::property(
+                        generator.subschema_for::<LifecycleHandler>(),
+                        "PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy. Other management of the container blocks until the hook completes. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "preStop",
+                    s::property(
+                        generator.subschema_for::<LifecycleHandler>(),
+                        "PreStop is called immediately before a container is terminated due to an API request or management event such as liveness/startup probe failure, preemption, resource contention, etc. The handler is not called if the container crashes or exits. The Pod's termination grace period countdown begins before the PreStop hook is executed. Regardless of the outcome of the handler, the container will eventually terminate within the Pod's termination grace period (unless delayed by finalizers). Other management of the container blocks until the hook completes or until the termination grace period is reached. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stopSignal",
+                    s::property(
+                        s::string(
+                            None,
+                            &[
+                                "SIGABRT",
+                                "SIGALRM",
+                                "SIGBUS",
+                                "SIGCHLD",
+                                "SIGCLD",
+                                "SIGCONT",
+                                "SIGFPE",
+                                "SIGHUP",
+                                "SIGILL",
+                                "SIGINT",
+                                "SIGIO",
+                                "SIGIOT",
+                                "SIGKILL",
+                                "SIGPIPE",
+                                "SIGPOLL",
+                                "SIGPROF",
+                                "SIGPWR",
+                                "SIGQUIT",
+                                "SIGRTMAX",
+                                "SIGRTMAX-1",
+                                "SIGRTMAX-10",
+                                "SIGRTMAX-11",
+                                "SIGRTMAX-12",
+                                "SIGRTMAX-13",
+                                "SIGRTMAX-14",
+                                "SIGRTMAX-2",
+                                "SIGRTMAX-3",
+                                "SIGRTMAX-4",
+                                "SIGRTMAX-5",
+                                "SIGRTMAX-6",
+                                "SIGRTMAX-7",
+                                "SIGRTMAX-8",
+                                "SIGRTMAX-9",
+                                "SIGRTMIN",
+                                "SIGRTMIN+1",
+                                "SIGRTMIN+10",
+                                "SIGRTMIN+11",
+                                "SIGRTMIN+12",
+                                "SIGRTMIN+13",
+                                "SIGRTMIN+14",
+                                "SIGRTMIN+15",
+                                "SIGRTMIN+2",
+                                "SIGRTMIN+3",
+                                "SIGRTMIN+4",
+                                "SIGRTMIN+5",
+                                "SIGRTMIN+6",
+                                "SIGRTMIN+7",
+                                "SIGRTMIN+8",
+                                "SIGRTMIN+9",
+                                "SIGSEGV",
+                                "SIGSTKFLT",
+                                "SIGSTOP",
+                                "SIGSYS",
+                                "SIGTERM",
+                                "SIGTRAP",
+                                "SIGTSTP",
+                                "SIGTTIN",
+                                "SIGTTOU",
+                                "SIGURG",
+                                "SIGUSR1",
+                                "SIGUSR2",
+                                "SIGVTALRM",
+                                "SIGWINCH",
+                                "SIGXCPU",
+                                "SIGXFSZ",
+                            ],
+                        ),
+                        "StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name\n\nPossible enum values:\n - `\"SIGABRT\"`\n - `\"SIGALRM\"`\n - `\"SIGBUS\"`\n - `\"SIGCHLD\"`\n - `\"SIGCLD\"`\n - `\"SIGCONT\"`\n - `\"SIGFPE\"`\n - `\"SIGHUP\"`\n - `\"SIGILL\"`\n - `\"SIGINT\"`\n - `\"SIGIO\"`\n - `\"SIGIOT\"`\n - `\"SIGKILL\"`\n - `\"SIGPIPE\"`\n - `\"SIGPOLL\"`\n - `\"SIGPROF\"`\n - `\"SIGPWR\"`\n - `\"SIGQUIT\"`\n - `\"SIGRTMAX\"`\n - `\"SIGRTMAX-1\"`\n - `\"SIGRTMAX-10\"`\n - `\"SIGRTMAX-11\"`\n - `\"SIGRTMAX-12\"`\n - `\"SIGRTMAX-13\"`\n - `\"SIGRTMAX-14\"`\n - `\"SIGRTMAX-2\"`\n - `\"SIGRTMAX-3\"`\n - `\"SIGRTMAX-4\"`\n - `\"SIGRTMAX-5\"`\n - `\"SIGRTMAX-6\"`\n - `\"SIGRTMAX-7\"`\n - `\"SIGRTMAX-8\"`\n - `\"SIGRTMAX-9\"`\n - `\"SIGRTMIN\"`\n - `\"SIGRTMIN+1\"`\n - `\"SIGRTMIN+10\"`\n - `\"SIGRTMIN+11\"`\n - `\"SIGRTMIN+12\"`\n - `\"SIGRTMIN+13\"`\n - `\"SIGRTMIN+14\"`\n - `\"SIGRTMIN+15\"`\n - `\"SIGRTMIN+2\"`\n - `\"SIGRTMIN+3\"`\n - `\"SIGRTMIN+4\"`\n - `\"SIGRTMIN+5\"`\n - `\"SIGRTMIN+6\"`\n - `\"SIGRTMIN+7\"`\n - `\"SIGRTMIN+8\"`\n - `\"SIGRTMIN+9\"`\n - `\"SIGSEGV\"`\n - `\"SIGSTKFLT\"`\n - `\"SIGSTOP\"`\n - `\"SIGSYS\"`\n - `\"SIGTERM\"`\n - `\"SIGTRAP\"`\n - `\"SIGTSTP\"`\n - `\"SIGTTIN\"`\n - `\"SIGTTOU\"`\n - `\"SIGURG\"`\n - `\"SIGUSR1\"`\n - `\"SIGUSR2\"`\n - `\"SIGVTALRM\"`\n - `\"SIGWINCH\"`\n - `\"SIGXCPU\"`\n - `\"SIGXFSZ\"`",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Lifecycle {
     fn merge_field(
@@ -5480,6 +10254,62 @@ impl PatchMeta for LifecycleHandler {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LifecycleHandler {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LifecycleHandler")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LifecycleHandler")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.",
+            None,
+            &[],
+            vec![
+                (
+                    "exec",
+                    s::property(
+                        generator.subschema_for::<ExecAction>(),
+                        "Exec specifies a command to execute in the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "httpGet",
+                    s::property(
+                        generator.subschema_for::<HTTPGetAction>(),
+                        "HTTPGet specifies an HTTP GET request to perform.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sleep",
+                    s::property(
+                        generator.subschema_for::<SleepAction>(),
+                        "Sleep represents a duration that the container should sleep.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tcpSocket",
+                    s::property(
+                        generator.subschema_for::<TCPSocketAction>(),
+                        "Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -5574,6 +10404,62 @@ impl PatchMeta for LimitRange {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitRange {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LimitRange")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LimitRange")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LimitRange sets resource usage limits for each kind of resource in a Namespace.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<LimitRangeSpec>(),
+                        "Spec defines the limits enforced. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for LimitRange {
     fn merge_field(
@@ -5625,6 +10511,80 @@ impl PatchMeta for LimitRangeItem {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitRangeItem {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LimitRangeItem")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LimitRangeItem")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LimitRangeItem defines a min/max usage limit for any resource that matches on kind.",
+            None,
+            &["type"],
+            vec![
+                (
+                    "default",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Default resource requirement limit value by resource name if resource limit is omitted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "defaultRequest",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "max",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Max usage constraints on this kind by resource name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "maxLimitRequestRatio",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value; this represents the max burst for the named resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "min",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Min usage constraints on this kind by resource name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of resource that this limit applies to.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -5683,6 +10643,37 @@ impl PatchMeta for LimitRangeSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitRangeSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LimitRangeSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LimitRangeSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LimitRangeSpec defines a min/max usage limit for resources that match on kind.",
+            None,
+            &["limits"],
+            vec![(
+                "limits",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<LimitRangeItem>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "Limits is the list of LimitRangeItem objects that are enforced.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for LimitRangeSpec {
     fn merge_field(
@@ -5728,6 +10719,53 @@ impl PatchMeta for LinuxContainerUser {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LinuxContainerUser {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LinuxContainerUser")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LinuxContainerUser")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LinuxContainerUser represents user identity information in Linux containers",
+            None,
+            &["gid", "uid"],
+            vec![
+                (
+                    "gid",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "GID is the primary gid initially attached to the first process in the container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "supplementalGroups",
+                    s::property(
+                        s::array(s::integer(Some("int64")), Some("atomic"), &[]),
+                        "SupplementalGroups are the supplemental groups initially attached to the first process in the container",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "UID is the primary uid initially attached to the first process in the container",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -5786,6 +10824,62 @@ impl PatchMeta for LoadBalancerIngress {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LoadBalancerIngress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LoadBalancerIngress")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LoadBalancerIngress")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LoadBalancerIngress represents the status of a load-balancer ingress point: traffic intended for the service should be sent to an ingress point.",
+            None,
+            &[],
+            vec![
+                (
+                    "hostname",
+                    s::property(
+                        s::string(None, &[]),
+                        "Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ip",
+                    s::property(
+                        s::string(None, &[]),
+                        "IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ipMode",
+                    s::property(
+                        s::string(None, &[]),
+                        "IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified. Setting this to \"VIP\" indicates that traffic is delivered to the node with the destination set to the load-balancer's IP and port. Setting this to \"Proxy\" indicates that traffic is delivered to the node or pod with the destination set to the node's IP and node port or the pod's IP and port. Service implementations may use this information to adjust traffic routing.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ports",
+                    s::property(
+                        s::array(generator.subschema_for::<PortStatus>(), Some("atomic"), &[]),
+                        "Ports is a list of records of service ports If used, every port defined in the service should have an entry in it",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for LoadBalancerIngress {
     fn merge_field(
@@ -5834,6 +10928,37 @@ impl PatchMeta for LoadBalancerStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LoadBalancerStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LoadBalancerStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LoadBalancerStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LoadBalancerStatus represents the status of a load-balancer.",
+            None,
+            &[],
+            vec![(
+                "ingress",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<LoadBalancerIngress>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for LoadBalancerStatus {
     fn merge_field(
@@ -5866,6 +10991,33 @@ impl PatchMeta for LocalObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LocalObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LocalObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LocalObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.",
+            Some("atomic"),
+            &[],
+            vec![(
+                "name",
+                s::property(
+                    s::string(None, &[]),
+                    "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                    None,
+                    Some(serde_json::Value::from("")),
+                ),
+            )],
+        )
     }
 }
 
@@ -5903,6 +11055,44 @@ impl PatchMeta for LocalVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LocalVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LocalVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.LocalVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Local represents directly-attached storage with node affinity",
+            None,
+            &["path"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". The default value is to auto-select a filesystem if unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path of the full path to the volume on the node. It can be either a directory or block device (disk, partition, ...).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -5962,6 +11152,44 @@ impl PatchMeta for ModifyVolumeStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ModifyVolumeStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ModifyVolumeStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ModifyVolumeStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ModifyVolumeStatus represents the status object of ControllerModifyVolume operation",
+            None,
+            &["status"],
+            vec![
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &["InProgress", "Infeasible", "Pending"]),
+                        "status is the status of the ControllerModifyVolume operation. It can be in any of following states:\n - Pending\n   Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet requirements, such as\n   the specified VolumeAttributesClass not existing.\n - InProgress\n   InProgress indicates that the volume is being modified.\n - Infeasible\n  Infeasible indicates that the request has been rejected as invalid by the CSI driver. To\n\t  resolve the error, a valid VolumeAttributesClass needs to be specified.\nNote: New statuses can be added in the future. Consumers should check for unknown statuses and fail appropriately.\n\nPossible enum values:\n - `\"InProgress\"` InProgress indicates that the volume is being modified\n - `\"Infeasible\"` Infeasible indicates that the request has been rejected as invalid by the CSI driver. To resolve the error, a valid VolumeAttributesClass needs to be specified\n - `\"Pending\"` Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet requirements, such as the specified VolumeAttributesClass not existing",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "targetVolumeAttributesClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ModifyVolumeStatus {
     fn merge_field(
@@ -6007,6 +11235,53 @@ impl PatchMeta for NFSVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NFSVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NFSVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NFSVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &["path", "server"],
+            vec![
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path that is exported by the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the NFS export to be mounted with read-only permissions. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "server",
+                    s::property(
+                        s::string(None, &[]),
+                        "server is the hostname or IP address of the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -6114,6 +11389,71 @@ impl PatchMeta for Namespace {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Namespace {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Namespace")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Namespace")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<NamespaceSpec>(),
+                        "Spec defines the behavior of the Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<NamespaceStatus>(),
+                        "Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Namespace {
     fn merge_field(
@@ -6169,6 +11509,71 @@ impl PatchMeta for NamespaceCondition {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NamespaceCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NamespaceCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NamespaceCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NamespaceCondition contains details about state of namespace.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Human-readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "Unique, one-word, CamelCase reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of namespace controller condition.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NamespaceCondition {
     fn merge_field(
@@ -6219,6 +11624,33 @@ impl PatchMeta for NamespaceSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NamespaceSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NamespaceSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NamespaceSpec")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NamespaceSpec describes the attributes on a Namespace.",
+            None,
+            &[],
+            vec![(
+                "finalizers",
+                s::property(
+                    s::array(s::string(None, &[]), Some("atomic"), &[]),
+                    "Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NamespaceSpec {
     fn merge_field(
@@ -6265,6 +11697,48 @@ impl PatchMeta for NamespaceStatus {
             fields: Some(<NamespaceCondition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NamespaceStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NamespaceStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NamespaceStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NamespaceStatus is information about the current status of a Namespace.",
+            None,
+            &[],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NamespaceCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Represents the latest available observations of a namespace's current state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "phase",
+                    s::property(
+                        s::string(None, &["Active", "Terminating"]),
+                        "Phase is the current lifecycle phase of the namespace. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/\n\nPossible enum values:\n - `\"Active\"` means the namespace is available for use in the system\n - `\"Terminating\"` means the namespace is undergoing graceful termination",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -6370,6 +11844,71 @@ impl PatchMeta for Node {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Node {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Node")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Node")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<NodeSpec>(),
+                        "Spec defines the behavior of a node. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<NodeStatus>(),
+                        "Most recently observed status of the node. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Node {
     fn merge_field(
@@ -6408,6 +11947,39 @@ impl PatchMeta for NodeAddress {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeAddress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeAddress")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeAddress")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeAddress contains information for the node's address.",
+            None,
+            &["address", "type"],
+            vec![
+                (
+                    "address",
+                    s::property(s::string(None, &[]), "The node address.", None, None),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Node address type, one of Hostname, ExternalIP or InternalIP.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -6472,6 +12044,48 @@ impl PatchMeta for NodeAffinity {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeAffinity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeAffinity")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeAffinity")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Node affinity is a group of node affinity scheduling rules.",
+            None,
+            &[],
+            vec![
+                (
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PreferredSchedulingTerm>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requiredDuringSchedulingIgnoredDuringExecution",
+                    s::property(
+                        generator.subschema_for::<NodeSelector>(),
+                        "If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to an update), the system may or may not try to eventually evict the pod from its node.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -6547,6 +12161,53 @@ impl PatchMeta for NodeAllocatableResourceClaimStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeAllocatableResourceClaimStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeAllocatableResourceClaimStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA.",
+            None,
+            &["resourceClaimName", "resources"],
+            vec![
+                (
+                    "containers",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "Containers lists the names of all containers in this pod that reference the claim.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimName is the resource claim referenced by the pod that resulted in this node allocatable resource allocation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Resources is a map of the node-allocatable resource name to the aggregate quantity allocated to the claim.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeAllocatableResourceClaimStatus {
     fn merge_field(
@@ -6610,6 +12271,75 @@ impl PatchMeta for NodeCondition {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeCondition contains condition information for a node.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastHeartbeatTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time we got an update on a given condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transit from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Human readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "(brief) reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(s::string(None, &[]), "Type of node condition.", None, None),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeCondition {
     fn merge_field(
@@ -6659,6 +12389,33 @@ impl PatchMeta for NodeConfigSource {
             fields: Some(<ConfigMapNodeConfigSource as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeConfigSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeConfigSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeConfigSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22",
+            None,
+            &[],
+            vec![(
+                "configMap",
+                s::property(
+                    generator.subschema_for::<ConfigMapNodeConfigSource>(),
+                    "ConfigMap is a reference to a Node's ConfigMap",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -6733,6 +12490,62 @@ impl PatchMeta for NodeConfigStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeConfigStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeConfigStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeConfigStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.",
+            None,
+            &[],
+            vec![
+                (
+                    "active",
+                    s::property(
+                        generator.subschema_for::<NodeConfigSource>(),
+                        "Active reports the checkpointed config the node is actively using. Active will represent either the current version of the Assigned config, or the current LastKnownGood config, depending on whether attempting to use the Assigned config results in an error.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "assigned",
+                    s::property(
+                        generator.subschema_for::<NodeConfigSource>(),
+                        "Assigned reports the checkpointed config the node will try to use. When Node.Spec.ConfigSource is updated, the node checkpoints the associated config payload to local disk, along with a record indicating intended config. The node refers to this record to choose its config checkpoint, and reports this record in Assigned. Assigned only updates in the status after the record has been checkpointed to disk. When the Kubelet is restarted, it tries to make the Assigned config the Active config by loading and validating the checkpointed payload identified by Assigned.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "error",
+                    s::property(
+                        s::string(None, &[]),
+                        "Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastKnownGood",
+                    s::property(
+                        generator.subschema_for::<NodeConfigSource>(),
+                        "LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood config when the node determines that the Assigned config is stable and correct. This is currently implemented as a 10-minute soak period starting when the local record of Assigned config is updated. If the Assigned config is Active at the end of this period, it becomes the LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the LastKnownGood is also immediately reset to nil, because the local default config is always assumed good. You should not make assumptions about the node's method of determining config stability and correctness, as this may change or become configurable in the future.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeConfigStatus {
     fn merge_field(
@@ -6781,6 +12594,33 @@ impl PatchMeta for NodeDaemonEndpoints {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeDaemonEndpoints {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeDaemonEndpoints")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeDaemonEndpoints")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeDaemonEndpoints lists ports opened by daemons running on the Node.",
+            None,
+            &[],
+            vec![(
+                "kubeletEndpoint",
+                s::property(
+                    generator.subschema_for::<DaemonEndpoint>(),
+                    "Endpoint on which Kubelet is listening.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeDaemonEndpoints {
     fn merge_field(
@@ -6815,6 +12655,33 @@ impl PatchMeta for NodeFeatures {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeFeatures {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeFeatures")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeFeatures")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.",
+            None,
+            &[],
+            vec![(
+                "supplementalGroupsPolicy",
+                s::property(
+                    s::boolean(),
+                    "SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -6863,6 +12730,44 @@ impl PatchMeta for NodeRuntimeHandler {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeRuntimeHandler {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeRuntimeHandler")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeRuntimeHandler")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeRuntimeHandler is a set of runtime handler information.",
+            None,
+            &[],
+            vec![
+                (
+                    "features",
+                    s::property(
+                        generator.subschema_for::<NodeRuntimeHandlerFeatures>(),
+                        "Supported features.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Runtime handler name. Empty for the default runtime handler.",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeRuntimeHandler {
     fn merge_field(
@@ -6902,6 +12807,44 @@ impl PatchMeta for NodeRuntimeHandlerFeatures {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeRuntimeHandlerFeatures {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeRuntimeHandlerFeatures")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeRuntimeHandlerFeatures")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.",
+            None,
+            &[],
+            vec![
+                (
+                    "recursiveReadOnlyMounts",
+                    s::property(
+                        s::boolean(),
+                        "RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "userNamespaces",
+                    s::property(
+                        s::boolean(),
+                        "UserNamespaces is set to true if the runtime handler supports UserNamespaces, including for volumes.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -6951,6 +12894,37 @@ impl PatchMeta for NodeSelector {
             fields: Some(<NodeSelectorTerm as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeSelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeSelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeSelector")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.",
+            Some("atomic"),
+            &["nodeSelectorTerms"],
+            vec![(
+                "nodeSelectorTerms",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<NodeSelectorTerm>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "Required. A list of node selector terms. The terms are ORed.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -7007,6 +12981,53 @@ impl PatchMeta for NodeSelectorRequirement {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeSelectorRequirement {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeSelectorRequirement")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeSelectorRequirement")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.",
+            None,
+            &["key", "operator"],
+            vec![
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "The label key that the selector applies to.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "operator",
+                    s::property(
+                        s::string(None, &["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"]),
+                        "Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.\n\nPossible enum values:\n - `\"DoesNotExist\"`\n - `\"Exists\"`\n - `\"Gt\"`\n - `\"In\"`\n - `\"Lt\"`\n - `\"NotIn\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "values",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -7068,6 +13089,52 @@ impl PatchMeta for NodeSelectorTerm {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeSelectorTerm {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeSelectorTerm")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeSelectorTerm")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.",
+            Some("atomic"),
+            &[],
+            vec![
+                (
+                    "matchExpressions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NodeSelectorRequirement>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "A list of node selector requirements by node's labels.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "matchFields",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NodeSelectorRequirement>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "A list of node selector requirements by node's fields.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -7150,6 +13217,89 @@ impl PatchMeta for NodeSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeSpec describes the attributes that a node is created with.",
+            None,
+            &[],
+            vec![
+                (
+                    "configSource",
+                    s::property(
+                        generator.subschema_for::<NodeConfigSource>(),
+                        "Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "externalID",
+                    s::property(
+                        s::string(None, &[]),
+                        "Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podCIDR",
+                    s::property(
+                        s::string(None, &[]),
+                        "PodCIDR represents the pod IP range assigned to the node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podCIDRs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "providerID",
+                    s::property(
+                        s::string(None, &[]),
+                        "ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "taints",
+                    s::property(
+                        s::array(generator.subschema_for::<Taint>(), Some("atomic"), &[]),
+                        "If specified, the node's taints.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "unschedulable",
+                    s::property(
+                        s::boolean(),
+                        "Unschedulable controls node schedulability of new pods. By default, node is schedulable. More info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -7343,6 +13493,172 @@ impl PatchMeta for NodeStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeStatus is information about the current status of a node.",
+            None,
+            &[],
+            vec![
+                (
+                    "addresses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NodeAddress>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "allocatable",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capacity",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Capacity represents the total resources of a node. More info: https://kubernetes.io/docs/reference/node/node-status/#capacity",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NodeCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "config",
+                    s::property(
+                        generator.subschema_for::<NodeConfigStatus>(),
+                        "Status of the config assigned to the node via the dynamic Kubelet config feature.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "daemonEndpoints",
+                    s::property(
+                        generator.subschema_for::<NodeDaemonEndpoints>(),
+                        "Endpoints of daemons running on the Node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "declaredFeatures",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "DeclaredFeatures represents the features related to feature gates that are declared by the node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "features",
+                    s::property(
+                        generator.subschema_for::<NodeFeatures>(),
+                        "Features describes the set of features implemented by the CRI implementation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "images",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerImage>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "List of container images on this node",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeInfo",
+                    s::property(
+                        generator.subschema_for::<NodeSystemInfo>(),
+                        "Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "phase",
+                    s::property(
+                        s::string(None, &["Pending", "Running", "Terminated"]),
+                        "NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.\n\nPossible enum values:\n - `\"Pending\"` means the node has been created/added by the system, but not configured.\n - `\"Running\"` means the node has been configured and has Kubernetes components running.\n - `\"Terminated\"` means the node has been removed from the cluster.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runtimeHandlers",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NodeRuntimeHandler>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "The available runtime handlers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumesAttached",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<AttachedVolume>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "List of volumes that are attached to the node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumesInUse",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "List of attachable volumes in use (mounted) by the node.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeStatus {
     fn merge_field(
@@ -7400,6 +13716,33 @@ impl PatchMeta for NodeSwapStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeSwapStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeSwapStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeSwapStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeSwapStatus represents swap memory information.",
+            None,
+            &[],
+            vec![(
+                "capacity",
+                s::property(
+                    s::integer(Some("int64")),
+                    "Total amount of swap memory in bytes.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -7475,6 +13818,136 @@ impl PatchMeta for NodeSystemInfo {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeSystemInfo {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeSystemInfo")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.NodeSystemInfo")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeSystemInfo is a set of ids/uuids to uniquely identify the node.",
+            None,
+            &[
+                "architecture",
+                "bootID",
+                "containerRuntimeVersion",
+                "kernelVersion",
+                "kubeProxyVersion",
+                "kubeletVersion",
+                "machineID",
+                "operatingSystem",
+                "osImage",
+                "systemUUID",
+            ],
+            vec![
+                (
+                    "architecture",
+                    s::property(
+                        s::string(None, &[]),
+                        "The Architecture reported by the node",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "bootID",
+                    s::property(
+                        s::string(None, &[]),
+                        "Boot ID reported by the node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "containerRuntimeVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kernelVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kubeProxyVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "Deprecated: KubeProxy Version reported by the node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kubeletVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kubelet Version reported by the node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "machineID",
+                    s::property(
+                        s::string(None, &[]),
+                        "MachineID reported by the node. For unique machine identification in the cluster this field is preferred. Learn more from man(5) machine-id: http://man7.org/linux/man-pages/man5/machine-id.5.html",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "operatingSystem",
+                    s::property(
+                        s::string(None, &[]),
+                        "The Operating System reported by the node",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "osImage",
+                    s::property(
+                        s::string(None, &[]),
+                        "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "swap",
+                    s::property(
+                        generator.subschema_for::<NodeSwapStatus>(),
+                        "Swap Info reported by the node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "systemUUID",
+                    s::property(
+                        s::string(None, &[]),
+                        "SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeSystemInfo {
     fn merge_field(
@@ -7533,6 +14006,44 @@ impl PatchMeta for ObjectFieldSelector {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ObjectFieldSelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ObjectFieldSelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ObjectFieldSelector")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ObjectFieldSelector selects an APIVersioned field of an object.",
+            Some("atomic"),
+            &["fieldPath"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "Version of the schema the FieldPath is written in terms of, defaults to \"v1\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fieldPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Path of the field to select in the specified API version.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ObjectFieldSelector {
     fn merge_field(
@@ -7585,6 +14096,89 @@ impl PatchMeta for ObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ObjectReference contains enough information to let you inspect or modify the referred object.",
+            Some("atomic"),
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "API version of the referent.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fieldPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "Namespace of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "Specific resourceVersion to which this reference is made, if any. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::string(None, &[]),
+                        "UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -7700,6 +14294,71 @@ impl PatchMeta for PersistentVolume {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolume {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolume")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolume")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PersistentVolumeSpec>(),
+                        "spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<PersistentVolumeStatus>(),
+                        "status represents the current information/status for the persistent volume. Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PersistentVolume {
     fn merge_field(
@@ -7804,6 +14463,71 @@ impl PatchMeta for PersistentVolumeClaim {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeClaim {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeClaim")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeClaim")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeClaim is a user's request for and claim to a persistent volume",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PersistentVolumeClaimSpec>(),
+                        "spec defines the desired characteristics of a volume requested by a pod author. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<PersistentVolumeClaimStatus>(),
+                        "status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PersistentVolumeClaim {
     fn merge_field(
@@ -7864,6 +14588,80 @@ impl PatchMeta for PersistentVolumeClaimCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeClaimCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeClaimCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeClaimCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeClaimCondition contains details about state of pvc",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastProbeTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastProbeTime is the time we probed the condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastTransitionTime is the time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "message is the human-readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "reason is a unique, this should be a short, machine understandable string that gives the reason for condition's last transition. If it reports \"Resizing\" that means the underlying persistent volume is being resized.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=state%20of%20pvc-,conditions.status,-(string)%2C%20required",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type is the type of the condition. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -7992,6 +14790,119 @@ impl PatchMeta for PersistentVolumeClaimSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeClaimSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeClaimSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeClaimSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes",
+            None,
+            &[],
+            vec![
+                (
+                    "accessModes",
+                    s::property(
+                        s::array(
+                            s::string(
+                                None,
+                                &[
+                                    "ReadOnlyMany",
+                                    "ReadWriteMany",
+                                    "ReadWriteOnce",
+                                    "ReadWriteOncePod",
+                                ],
+                            ),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "dataSource",
+                    s::property(
+                        generator.subschema_for::<TypedLocalObjectReference>(),
+                        "dataSource field can be used to specify either: * An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the provisioner or an external controller can support the specified data source, it will create a new volume based on the contents of the specified data source. When the AnyVolumeDataSource feature gate is enabled, dataSource contents will be copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef will not be copied to dataSource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "dataSourceRef",
+                    s::property(
+                        generator.subschema_for::<TypedObjectReference>(),
+                        "dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired. This may be any object from a non-empty API group (non core object) or a PersistentVolumeClaim object. When this field is specified, volume binding will only succeed if the type of the specified object matches some installed volume populator or dynamic provisioner. This field will replace the functionality of the dataSource field and as such if both fields are non-empty, they must have the same value. For backwards compatibility, when namespace isn't specified in dataSourceRef, both fields (dataSource and dataSourceRef) will be set to the same value automatically if one of them is empty and the other is non-empty. When namespace is specified in dataSourceRef, dataSource isn't set to the same value and must be empty. There are three important differences between dataSource and dataSourceRef: * While dataSource only allows two specific types of objects, dataSourceRef\n  allows any non-core object, as well as PersistentVolumeClaim objects.\n* While dataSource ignores disallowed values (dropping them), dataSourceRef\n  preserves all values, and generates an error if a disallowed value is\n  specified.\n* While dataSource only allows local objects, dataSourceRef allows objects\n  in any namespaces.\n(Beta) Using this field requires the AnyVolumeDataSource feature gate to be enabled. (Alpha) Using the namespace field of dataSourceRef requires the CrossNamespaceVolumeDataSource feature gate to be enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        generator.subschema_for::<VolumeResourceRequirements>(),
+                        "resources represents the minimum resources the volume should have. Users are allowed to specify resource requirements that are lower than previous value but must still be higher than capacity recorded in the status field of the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "selector is a label query over volumes to consider for binding.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeAttributesClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If specified, the CSI driver will create or update the volume with the attributes defined in the corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it can be changed after the claim is created. An empty string or nil value indicates that no VolumeAttributesClass will be applied to the claim. If the claim enters an Infeasible error state, this field can be reset to its previous value (including nil) to cancel the modification. If the resource referred to by volumeAttributesClass does not exist, this PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus field, until such as a resource exists. More info: https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeMode",
+                    s::property(
+                        s::string(None, &["Block", "Filesystem"]),
+                        "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeName is the binding reference to the PersistentVolume backing this claim.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -8155,6 +15066,123 @@ impl PatchMeta for PersistentVolumeClaimStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeClaimStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeClaimStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeClaimStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeClaimStatus is the current status of a persistent volume claim.",
+            None,
+            &[],
+            vec![
+                (
+                    "accessModes",
+                    s::property(
+                        s::array(
+                            s::string(
+                                None,
+                                &[
+                                    "ReadOnlyMany",
+                                    "ReadWriteMany",
+                                    "ReadWriteOnce",
+                                    "ReadWriteOncePod",
+                                ],
+                            ),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "allocatedResourceStatuses",
+                    s::property(
+                        s::map(s::string(
+                            None,
+                            &[
+                                "ControllerResizeInProgress",
+                                "ControllerResizeInfeasible",
+                                "NodeResizeInProgress",
+                                "NodeResizeInfeasible",
+                                "NodeResizePending",
+                            ],
+                        )),
+                        "allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax. Valid values are either:\n\t* Un-prefixed keys:\n\t\t- storage - the capacity of the volume.\n\t* Custom resources must use implementation-defined prefixed names such as \"example.com/my-custom-resource\"\nApart from above values - keys that are unprefixed or have kubernetes.io prefix are considered reserved and hence may not be used.\n\nClaimResourceStatus can be in any of following states:\n\t- ControllerResizeInProgress:\n\t\tState set when resize controller starts resizing the volume in control-plane.\n\t- ControllerResizeFailed:\n\t\tState set when resize has failed in resize controller with a terminal error.\n\t- NodeResizePending:\n\t\tState set when resize controller has finished resizing the volume but further resizing of\n\t\tvolume is needed on the node.\n\t- NodeResizeInProgress:\n\t\tState set when kubelet starts resizing the volume.\n\t- NodeResizeFailed:\n\t\tState set when resizing has failed in kubelet with a terminal error. Transient errors don't set\n\t\tNodeResizeFailed.\nFor example: if expanding a PVC for more capacity - this field can be one of the following states:\n\t- pvc.status.allocatedResourceStatus['storage'] = \"ControllerResizeInProgress\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"ControllerResizeFailed\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizePending\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizeInProgress\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizeFailed\"\nWhen this field is not set, it means that no resize operation is in progress for the given PVC.\n\nA controller that receives PVC update with previously unknown resourceName or ClaimResourceStatus should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.",
+                        Some("granular"),
+                        None,
+                    ),
+                ),
+                (
+                    "allocatedResources",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax. Valid values are either:\n\t* Un-prefixed keys:\n\t\t- storage - the capacity of the volume.\n\t* Custom resources must use implementation-defined prefixed names such as \"example.com/my-custom-resource\"\nApart from above values - keys that are unprefixed or have kubernetes.io prefix are considered reserved and hence may not be used.\n\nCapacity reported here may be larger than the actual capacity when a volume expansion operation is requested. For storage quota, the larger value from allocatedResources and PVC.spec.resources is used. If allocatedResources is not set, PVC.spec.resources alone is used for quota calculation. If a volume expansion capacity request is lowered, allocatedResources is only lowered if there are no expansion operations in progress and if the actual volume capacity is equal or lower than the requested capacity.\n\nA controller that receives PVC update with previously unknown resourceName should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capacity",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "capacity represents the actual resources of the underlying volume.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PersistentVolumeClaimCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentVolumeAttributesClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "modifyVolumeStatus",
+                    s::property(
+                        generator.subschema_for::<ModifyVolumeStatus>(),
+                        "ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "phase",
+                    s::property(
+                        s::string(None, &["Bound", "Lost", "Pending"]),
+                        "phase represents the current phase of PersistentVolumeClaim.\n\nPossible enum values:\n - `\"Bound\"` used for PersistentVolumeClaims that are bound\n - `\"Lost\"` used for PersistentVolumeClaims that lost their underlying PersistentVolume. The claim was bound to a PersistentVolume and this volume does not exist any longer and all data on it was lost.\n - `\"Pending\"` used for PersistentVolumeClaims that are not yet bound",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PersistentVolumeClaimStatus {
     fn merge_field(
@@ -8231,6 +15259,44 @@ impl PatchMeta for PersistentVolumeClaimTemplate {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeClaimTemplate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeClaimTemplate")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeClaimTemplate")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "May contain labels and annotations that will be copied into the PVC when creating it. No other fields are allowed and will be rejected during validation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PersistentVolumeClaimSpec>(),
+                        "The specification for the PersistentVolumeClaim. The entire content is copied unchanged into the PVC that gets created from this template. The same fields as in a PersistentVolumeClaim are also valid here.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PersistentVolumeClaimTemplate {
     fn merge_field(
@@ -8267,6 +15333,44 @@ impl PatchMeta for PersistentVolumeClaimVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeClaimVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeClaimVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).",
+            None,
+            &["claimName"],
+            vec![
+                (
+                    "claimName",
+                    s::property(
+                        s::string(None, &[]),
+                        "claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly Will force the ReadOnly setting in VolumeMounts. Default false.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -8652,6 +15756,317 @@ impl PatchMeta for PersistentVolumeSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeSpec is the specification of a persistent volume.",
+            None,
+            &[],
+            vec![
+                (
+                    "accessModes",
+                    s::property(
+                        s::array(
+                            s::string(
+                                None,
+                                &[
+                                    "ReadOnlyMany",
+                                    "ReadWriteMany",
+                                    "ReadWriteOnce",
+                                    "ReadWriteOncePod",
+                                ],
+                            ),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "awsElasticBlockStore",
+                    s::property(
+                        generator.subschema_for::<AWSElasticBlockStoreVolumeSource>(),
+                        "awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "azureDisk",
+                    s::property(
+                        generator.subschema_for::<AzureDiskVolumeSource>(),
+                        "azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "azureFile",
+                    s::property(
+                        generator.subschema_for::<AzureFilePersistentVolumeSource>(),
+                        "azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capacity",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "cephfs",
+                    s::property(
+                        generator.subschema_for::<CephFSPersistentVolumeSource>(),
+                        "cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "cinder",
+                    s::property(
+                        generator.subschema_for::<CinderPersistentVolumeSource>(),
+                        "cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "claimRef",
+                    s::property(
+                        generator.subschema_for::<ObjectReference>(),
+                        "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding",
+                        Some("granular"),
+                        None,
+                    ),
+                ),
+                (
+                    "csi",
+                    s::property(
+                        generator.subschema_for::<CSIPersistentVolumeSource>(),
+                        "csi represents storage that is handled by an external CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fc",
+                    s::property(
+                        generator.subschema_for::<FCVolumeSource>(),
+                        "fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "flexVolume",
+                    s::property(
+                        generator.subschema_for::<FlexPersistentVolumeSource>(),
+                        "flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "flocker",
+                    s::property(
+                        generator.subschema_for::<FlockerVolumeSource>(),
+                        "flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "gcePersistentDisk",
+                    s::property(
+                        generator.subschema_for::<GCEPersistentDiskVolumeSource>(),
+                        "gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "glusterfs",
+                    s::property(
+                        generator.subschema_for::<GlusterfsPersistentVolumeSource>(),
+                        "glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostPath",
+                    s::property(
+                        generator.subschema_for::<HostPathVolumeSource>(),
+                        "hostPath represents a directory on the host. Provisioned by a developer or tester. This is useful for single-node development and testing only! On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "iscsi",
+                    s::property(
+                        generator.subschema_for::<ISCSIPersistentVolumeSource>(),
+                        "iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "local",
+                    s::property(
+                        generator.subschema_for::<LocalVolumeSource>(),
+                        "local represents directly-attached storage with node affinity",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "mountOptions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "mountOptions is the list of mount options, e.g. [\"ro\", \"soft\"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nfs",
+                    s::property(
+                        generator.subschema_for::<NFSVolumeSource>(),
+                        "nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeAffinity",
+                    s::property(
+                        generator.subschema_for::<VolumeNodeAffinity>(),
+                        "nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume. This field is mutable if MutablePVNodeAffinity feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "persistentVolumeReclaimPolicy",
+                    s::property(
+                        s::string(None, &["Delete", "Recycle", "Retain"]),
+                        "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming\n\nPossible enum values:\n - `\"Delete\"` means the volume will be deleted from Kubernetes on release from its claim. The volume plugin must support Deletion.\n - `\"Recycle\"` means the volume will be recycled back into the pool of unbound persistent volumes on release from its claim. The volume plugin must support Recycling.\n - `\"Retain\"` means the volume will be left in its current phase (Released) for manual reclamation by the administrator. The default policy is Retain.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "photonPersistentDisk",
+                    s::property(
+                        generator.subschema_for::<PhotonPersistentDiskVolumeSource>(),
+                        "photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "portworxVolume",
+                    s::property(
+                        generator.subschema_for::<PortworxVolumeSource>(),
+                        "portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "quobyte",
+                    s::property(
+                        generator.subschema_for::<QuobyteVolumeSource>(),
+                        "quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "rbd",
+                    s::property(
+                        generator.subschema_for::<RBDPersistentVolumeSource>(),
+                        "rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scaleIO",
+                    s::property(
+                        generator.subschema_for::<ScaleIOPersistentVolumeSource>(),
+                        "scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageos",
+                    s::property(
+                        generator.subschema_for::<StorageOSPersistentVolumeSource>(),
+                        "storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeAttributesClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeMode",
+                    s::property(
+                        s::string(None, &["Block", "Filesystem"]),
+                        "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "vsphereVolume",
+                    s::property(
+                        generator.subschema_for::<VsphereVirtualDiskVolumeSource>(),
+                        "vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PersistentVolumeSpec {
     fn merge_field(
@@ -8788,6 +16203,65 @@ impl PatchMeta for PersistentVolumeStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PersistentVolumeStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PersistentVolumeStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PersistentVolumeStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PersistentVolumeStatus is the current status of a persistent volume.",
+            None,
+            &[],
+            vec![
+                (
+                    "lastPhaseTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "message is a human-readable message indicating details about why the volume is in this state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "phase",
+                    s::property(
+                        s::string(
+                            None,
+                            &["Available", "Bound", "Failed", "Pending", "Released"],
+                        ),
+                        "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase\n\nPossible enum values:\n - `\"Available\"` used for PersistentVolumes that are not yet bound Available volumes are held by the binder and matched to PersistentVolumeClaims\n - `\"Bound\"` used for PersistentVolumes that are bound\n - `\"Failed\"` used for PersistentVolumes that failed to be correctly recycled or deleted after being released from a claim\n - `\"Pending\"` used for PersistentVolumes that are not available\n - `\"Released\"` used for PersistentVolumes where the bound PersistentVolumeClaim was deleted released volumes must be recycled before becoming available again this phase is used by the persistent volume claim binder to signal to another process to reclaim the resource",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PersistentVolumeStatus {
     fn merge_field(
@@ -8828,6 +16302,44 @@ impl PatchMeta for PhotonPersistentDiskVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PhotonPersistentDiskVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PhotonPersistentDiskVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Photon Controller persistent disk resource.",
+            None,
+            &["pdID"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pdID",
+                    s::property(
+                        s::string(None, &[]),
+                        "pdID is the ID that identifies Photon Controller persistent disk",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -8933,6 +16445,71 @@ impl PatchMeta for Pod {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Pod {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Pod")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Pod")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PodSpec>(),
+                        "Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<PodStatus>(),
+                        "Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Pod {
     fn merge_field(
@@ -8996,6 +16573,52 @@ impl PatchMeta for PodAffinity {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodAffinity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodAffinity")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodAffinity")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Pod affinity is a group of inter pod affinity scheduling rules.",
+            None,
+            &[],
+            vec![
+                (
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<WeightedPodAffinityTerm>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requiredDuringSchedulingIgnoredDuringExecution",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodAffinityTerm>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -9114,6 +16737,80 @@ impl PatchMeta for PodAffinityTerm {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodAffinityTerm {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodAffinityTerm")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodAffinityTerm")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running",
+            None,
+            &["topologyKey"],
+            vec![
+                (
+                    "labelSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "matchLabelKeys",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "mismatchLabelKeys",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespaceSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field. null selector and null or empty namespaces list means \"this pod's namespace\". An empty selector ({}) matches all namespaces.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespaces",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means \"this pod's namespace\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "topologyKey",
+                    s::property(
+                        s::string(None, &[]),
+                        "This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose value of the label with key topologyKey matches that of any node on which any of the selected pods is running. Empty topologyKey is not allowed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodAffinityTerm {
     fn merge_field(
@@ -9183,6 +16880,52 @@ impl PatchMeta for PodAntiAffinity {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodAntiAffinity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodAntiAffinity")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodAntiAffinity")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Pod anti affinity is a group of inter pod anti affinity scheduling rules.",
+            None,
+            &[],
+            vec![
+                (
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<WeightedPodAffinityTerm>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling anti-affinity expressions, etc.), compute a sum by iterating through the elements of this field and subtracting \"weight\" from the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requiredDuringSchedulingIgnoredDuringExecution",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodAffinityTerm>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "If the anti-affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the anti-affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -9291,6 +17034,89 @@ impl PatchMeta for PodCertificateProjection {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodCertificateProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodCertificateProjection")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodCertificateProjection")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.",
+            None,
+            &["keyType", "signerName"],
+            vec![
+                (
+                    "certificateChainPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Write the certificate chain at this path in the projected volume.\n\nMost applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "credentialBundlePath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Write the credential bundle at this path in the projected volume.\n\nThe credential bundle is a single file that contains multiple PEM blocks. The first PEM block is a PRIVATE KEY block, containing a PKCS#8 private key.\n\nThe remaining blocks are CERTIFICATE blocks, containing the issued certificate chain from the signer (leaf and any intermediates).\n\nUsing credentialBundlePath lets your Pod's application code make a single atomic read that retrieves a consistent key and certificate chain.  If you project them to separate files, your application code will need to additionally check that the leaf certificate was issued to the key.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "keyPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Write the key at this path in the projected volume.\n\nMost applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "keyType",
+                    s::property(
+                        s::string(None, &[]),
+                        "The type of keypair Kubelet will generate for the pod.\n\nValid values are \"RSA3072\", \"RSA4096\", \"ECDSAP256\", \"ECDSAP384\", \"ECDSAP521\", and \"ED25519\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "maxExpirationSeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "maxExpirationSeconds is the maximum lifetime permitted for the certificate.\n\nKubelet copies this value verbatim into the PodCertificateRequests it generates for this projection.\n\nIf omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).\n\nThe signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "signerName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kubelet's generated CSRs will be addressed to this signer.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "userAnnotations",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "userAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.\n\nThese values are copied verbatim into the `spec.unverifiedUserAnnotations` field of the PodCertificateRequest objects that Kubelet creates.\n\nEntries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.\n\nSigners should document the keys and values they support. Signers should deny requests that contain keys they do not recognize.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodCertificateProjection {
     fn merge_field(
@@ -9362,6 +17188,89 @@ impl PatchMeta for PodCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodCondition contains details for the current condition of this pod.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastProbeTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time we probed the condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Human-readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "If set, this represents the .metadata.generation that the pod condition was set based upon.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "Unique, one-word, CamelCase reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type is the type of the condition. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -9445,6 +17354,57 @@ impl PatchMeta for PodDNSConfig {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodDNSConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodDNSConfig")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodDNSConfig")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.",
+            None,
+            &[],
+            vec![
+                (
+                    "nameservers",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "options",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodDNSConfigOption>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will override those that appear in the base DNSPolicy.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "searches",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodDNSConfig {
     fn merge_field(
@@ -9483,6 +17443,44 @@ impl PatchMeta for PodDNSConfigOption {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodDNSConfigOption {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodDNSConfigOption")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodDNSConfigOption")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodDNSConfigOption defines DNS resolver options of a pod.",
+            None,
+            &[],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is this DNS resolver option's name. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "Value is this DNS resolver option's value.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -9537,6 +17535,48 @@ impl PatchMeta for PodExtendedResourceClaimStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodExtendedResourceClaimStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodExtendedResourceClaimStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodExtendedResourceClaimStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.",
+            None,
+            &["requestMappings", "resourceClaimName"],
+            vec![
+                (
+                    "requestMappings",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerExtendedResourceRequest>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "RequestMappings identifies the mapping of <container, extended resource backed by DRA> to  device request in the generated ResourceClaim.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodExtendedResourceClaimStatus {
     fn merge_field(
@@ -9570,6 +17610,33 @@ impl PatchMeta for PodIP {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodIP {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodIP")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodIP")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodIP represents a single IP address allocated to the pod.",
+            None,
+            &["ip"],
+            vec![(
+                "ip",
+                s::property(
+                    s::string(None, &[]),
+                    "IP is the IP address assigned to the pod",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -9607,6 +17674,33 @@ impl PatchMeta for PodOS {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodOS {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodOS")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodOS")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodOS defines the OS parameters of a pod.",
+            None,
+            &["name"],
+            vec![(
+                "name",
+                s::property(
+                    s::string(None, &[]),
+                    "Name is the name of the operating system. The currently supported values are linux and windows. Additional value may be defined in future and can be one of: https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration Clients should expect to handle additional values and treat unrecognized values in this field as os: null",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodOS {
     fn merge_field(
@@ -9638,6 +17732,33 @@ impl PatchMeta for PodReadinessGate {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodReadinessGate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodReadinessGate")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodReadinessGate")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodReadinessGate contains the reference to a pod condition",
+            None,
+            &["conditionType"],
+            vec![(
+                "conditionType",
+                s::property(
+                    s::string(None, &[]),
+                    "ConditionType refers to a condition in the pod's condition list with matching type.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -9698,6 +17819,53 @@ impl PatchMeta for PodResourceClaim {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodResourceClaim {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodResourceClaim")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodResourceClaim")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.\n\nIt adds a name to it that uniquely identifies the ResourceClaim inside the Pod. Containers that need access to the ResourceClaim reference it with this name.\n\nWhen the DRAWorkloadResourceClaims feature gate is enabled and this Pod belongs to a PodGroup, a PodResourceClaim is matched to a PodGroupResourceClaim if all of their fields are equal (Name, ResourceClaimName, and ResourceClaimTemplateName). A matched claim references a single ResourceClaim shared across all Pods in the PodGroup, reserved for the PodGroup in ResourceClaimStatus.ReservedFor rather than for individual Pods.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimTemplateName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this pod.\n\nThe template will be used to create a new ResourceClaim, which will be bound to this pod. When this pod is deleted, the ResourceClaim will also be deleted. The pod name and resource name, along with a generated component, will be used to form a unique name for the ResourceClaim, which will be recorded in pod.status.resourceClaimStatuses.\n\nWhen the DRAWorkloadResourceClaims feature gate is enabled and the pod belongs to a PodGroup that defines a PodGroupResourceClaim with the same Name and ResourceClaimTemplateName, this PodResourceClaim resolves to the ResourceClaim generated for the PodGroup. All pods in the group that define an equivalent PodResourceClaim matching the PodGroupResourceClaim's Name and ResourceClaimTemplateName share the same generated ResourceClaim. ResourceClaims generated for a PodGroup are owned by the PodGroup and their lifecycles are tied to the PodGroup instead of any individual pod.\n\nThis field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodResourceClaim {
     fn merge_field(
@@ -9749,6 +17917,44 @@ impl PatchMeta for PodResourceClaimStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodResourceClaimStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodResourceClaimStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodResourceClaimStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.\n\nWhen the DRAWorkloadResourceClaims feature is enabled and the corresponding PodResourceClaim matches a PodGroupResourceClaim made by the Pod's PodGroup, then this is the name of the ResourceClaim generated and reserved for the PodGroup.\n\nIf this is unset, then generating a ResourceClaim was not necessary. The pod.spec.resourceClaims entry can be ignored in this case.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodResourceClaimStatus {
     fn merge_field(
@@ -9785,6 +17991,33 @@ impl PatchMeta for PodSchedulingGate {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodSchedulingGate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodSchedulingGate")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodSchedulingGate")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodSchedulingGate is associated to a Pod to guard its scheduling.",
+            None,
+            &["name"],
+            vec![(
+                "name",
+                s::property(
+                    s::string(None, &[]),
+                    "Name of the scheduling gate. Each scheduling gate must have a unique name field.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodSchedulingGate {
     fn merge_field(
@@ -9816,6 +18049,33 @@ impl PatchMeta for PodSchedulingGroup {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodSchedulingGroup {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodSchedulingGroup")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodSchedulingGroup")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to. The scheduler uses this information to apply workload-aware scheduling semantics. Exactly one field must be specified.",
+            None,
+            &[],
+            vec![(
+                "podGroupName",
+                s::property(
+                    s::string(None, &[]),
+                    "PodGroupName specifies the name of the standalone PodGroup object that represents the runtime instance of this group. Must be a DNS subdomain.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -9972,6 +18232,143 @@ impl PatchMeta for PodSecurityContext {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodSecurityContext {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodSecurityContext")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodSecurityContext")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.",
+            None,
+            &[],
+            vec![
+                (
+                    "appArmorProfile",
+                    s::property(
+                        generator.subschema_for::<AppArmorProfile>(),
+                        "appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsGroup",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:\n\n1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----\n\nIf unset, the Kubelet will not modify the ownership and permissions of any volume. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fsGroupChangePolicy",
+                    s::property(
+                        s::string(None, &["Always", "OnRootMismatch"]),
+                        "fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod. This field will only apply to volume types which support fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types such as: secret, configmaps and emptydir. Valid values are \"OnRootMismatch\" and \"Always\". If not specified, \"Always\" is used. Note that this field cannot be set when spec.os.name is windows.\n\nPossible enum values:\n - `\"Always\"` indicates that volume's ownership and permissions should always be changed whenever volume is mounted inside a Pod. This the default behavior.\n - `\"OnRootMismatch\"` indicates that volume's ownership and permissions will be changed only when permission and ownership of root directory does not match with expected permissions on the volume. This can help shorten the time it takes to change ownership and permissions of a volume.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runAsGroup",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runAsNonRoot",
+                    s::property(
+                        s::boolean(),
+                        "Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runAsUser",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "seLinuxChangePolicy",
+                    s::property(
+                        s::string(None, &[]),
+                        "seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux. Valid values are \"MountOption\" and \"Recursive\".\n\n\"Recursive\" means relabeling of all files on all Pod volumes by the container runtime. This may be slow for large volumes, but allows mixing privileged and unprivileged Pods sharing the same volume on the same node.\n\n\"MountOption\" mounts all eligible Pod volumes with `-o context` mount option. This requires all Pods that share the same volume to use the same SELinux label. It is not possible to share the same volume among privileged and unprivileged Pods. Eligible volumes are in-tree FibreChannel and iSCSI volumes, and all CSI volumes whose CSI driver announces SELinux support by setting spec.seLinuxMount: true in their CSIDriver instance. Other volumes are always re-labelled recursively. \"MountOption\" value is allowed only when SELinuxMount feature gate is enabled.\n\nIf not specified and SELinuxMount feature gate is enabled, \"MountOption\" is used. If not specified and SELinuxMount feature gate is disabled, \"MountOption\" is used for ReadWriteOncePod volumes and \"Recursive\" for all other volumes.\n\nThis field affects only Pods that have SELinux label set, either in PodSecurityContext or in SecurityContext of all containers.\n\nAll Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "seLinuxOptions",
+                    s::property(
+                        generator.subschema_for::<SELinuxOptions>(),
+                        "The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "seccompProfile",
+                    s::property(
+                        generator.subschema_for::<SeccompProfile>(),
+                        "The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "supplementalGroups",
+                    s::property(
+                        s::array(s::integer(Some("int64")), Some("atomic"), &[]),
+                        "A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "supplementalGroupsPolicy",
+                    s::property(
+                        s::string(None, &["Merge", "Strict"]),
+                        "Defines how supplemental groups of the first container processes are calculated. Valid values are \"Merge\" and \"Strict\". If not specified, \"Merge\" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.\n\nPossible enum values:\n - `\"Merge\"` means that the container's provided SupplementalGroups and FsGroup (specified in SecurityContext) will be merged with the primary user's groups as defined in the container image (in /etc/group).\n - `\"Strict\"` means that the container's provided SupplementalGroups and FsGroup (specified in SecurityContext) will be used instead of any groups defined in the container image.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sysctls",
+                    s::property(
+                        s::array(generator.subschema_for::<Sysctl>(), Some("atomic"), &[]),
+                        "Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "windowsOptions",
+                    s::property(
+                        generator.subschema_for::<WindowsSecurityContextOptions>(),
+                        "The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -10371,6 +18768,439 @@ impl PatchMeta for PodSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodSpec is a description of a pod.",
+            None,
+            &["containers"],
+            vec![
+                (
+                    "activeDeadlineSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "affinity",
+                    s::property(
+                        generator.subschema_for::<Affinity>(),
+                        "If specified, the pod's scheduling constraints",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "automountServiceAccountToken",
+                    s::property(
+                        s::boolean(),
+                        "AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "containers",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Container>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "dnsConfig",
+                    s::property(
+                        generator.subschema_for::<PodDNSConfig>(),
+                        "Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "dnsPolicy",
+                    s::property(
+                        s::string(
+                            None,
+                            &["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"],
+                        ),
+                        "Set DNS policy for the pod. Defaults to \"ClusterFirst\". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.\n\nPossible enum values:\n - `\"ClusterFirst\"` indicates that the pod should use cluster DNS first unless hostNetwork is true, if it is available, then fall back on the default (as determined by kubelet) DNS settings.\n - `\"ClusterFirstWithHostNet\"` indicates that the pod should use cluster DNS first, if it is available, then fall back on the default (as determined by kubelet) DNS settings.\n - `\"Default\"` indicates that the pod should use the default (as determined by kubelet) DNS settings.\n - `\"None\"` indicates that the pod should use empty DNS settings. DNS parameters such as nameservers and search paths should be defined via DNSConfig.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "enableServiceLinks",
+                    s::property(
+                        s::boolean(),
+                        "EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ephemeralContainers",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<EphemeralContainer>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing pod to perform user-initiated actions such as debugging. This list cannot be specified when creating a pod, and it cannot be modified by updating the pod spec. In order to add an ephemeral container to an existing pod, use the pod's ephemeralcontainers subresource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostAliases",
+                    s::property(
+                        s::array(generator.subschema_for::<HostAlias>(), Some("map"), &["ip"]),
+                        "HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file if specified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostIPC",
+                    s::property(
+                        s::boolean(),
+                        "Use the host's ipc namespace. Optional: Default to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostNetwork",
+                    s::property(
+                        s::boolean(),
+                        "Host networking requested for this pod. Use the host's network namespace. When using HostNetwork you should specify ports so the scheduler is aware. When `hostNetwork` is true, specified `hostPort` fields in port definitions must match `containerPort`, and unspecified `hostPort` fields in port definitions are defaulted to match `containerPort`. Default to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostPID",
+                    s::property(
+                        s::boolean(),
+                        "Use the host's pid namespace. Optional: Default to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostUsers",
+                    s::property(
+                        s::boolean(),
+                        "Use the host's user namespace. Optional: Default to true. If set to true or not present, the pod will be run in the host user namespace, useful for when the pod needs a feature only available to the host user namespace, such as loading a kernel module with CAP_SYS_MODULE. When set to false, a new userns is created for the pod. Setting false is useful for mitigating container breakout vulnerabilities even allowing users to run their containers as root without actually having root privileges on the host.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostname",
+                    s::property(
+                        s::string(None, &[]),
+                        "Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostnameOverride",
+                    s::property(
+                        s::string(None, &[]),
+                        "HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records. When this field is set to a non-empty string: - It takes precedence over the values set in `hostname` and `subdomain`. - The Pod's hostname will be set to this value. - `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.\n\nThis field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64 characters. Requires the HostnameOverride feature gate to be enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "imagePullSecrets",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<LocalObjectReference>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "initContainers",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Container>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "List of initialization containers belonging to the pod. Init containers are executed in order prior to containers being started. If any init container fails, the pod is considered to have failed and is handled according to its restartPolicy. The name for an init container or normal container must be unique among all containers. Init containers may not have Lifecycle actions, Readiness probes, Liveness probes, or Startup probes. The resourceRequirements of an init container are taken into account during scheduling by finding the highest request/limit for each resource type, and then using the max of that value or the sum of the normal containers. Limits are applied to init containers in a similar fashion. Init containers cannot currently be added or removed. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/init-containers/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeSelector",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
+                        Some("atomic"),
+                        None,
+                    ),
+                ),
+                (
+                    "os",
+                    s::property(
+                        generator.subschema_for::<PodOS>(),
+                        "Specifies the OS of the containers in the pod. Some pod and container fields are restricted if this is set.\n\nIf the OS field is set to linux, the following fields must be unset: -securityContext.windowsOptions\n\nIf the OS field is set to windows, following fields must be unset: - spec.hostPID - spec.hostIPC - spec.hostUsers - spec.resources - spec.securityContext.appArmorProfile - spec.securityContext.seLinuxOptions - spec.securityContext.seccompProfile - spec.securityContext.fsGroup - spec.securityContext.fsGroupChangePolicy - spec.securityContext.sysctls - spec.shareProcessNamespace - spec.securityContext.runAsUser - spec.securityContext.runAsGroup - spec.securityContext.supplementalGroups - spec.securityContext.supplementalGroupsPolicy - spec.containers[*].securityContext.appArmorProfile - spec.containers[*].securityContext.seLinuxOptions - spec.containers[*].securityContext.seccompProfile - spec.containers[*].securityContext.capabilities - spec.containers[*].securityContext.readOnlyRootFilesystem - spec.containers[*].securityContext.privileged - spec.containers[*].securityContext.allowPrivilegeEscalation - spec.containers[*].securityContext.procMount - spec.containers[*].securityContext.runAsUser - spec.containers[*].securityContext.runAsGroup",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "overhead",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "preemptionPolicy",
+                    s::property(
+                        s::string(None, &["Never", "PreemptLowerPriority"]),
+                        "PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.\n\nPossible enum values:\n - `\"Never\"` means that pod never preempts other pods with lower priority.\n - `\"PreemptLowerPriority\"` means that pod can preempt other pods with lower priority.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "priority",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "priorityClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "If specified, indicates the pod's priority. \"system-node-critical\" and \"system-cluster-critical\" are two special keywords which indicate the highest priorities with the former being the highest priority. Any other name must be defined by creating a PriorityClass object with that name. If not specified, the pod priority will be default or zero if there is no default.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readinessGates",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodReadinessGate>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaims",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodResourceClaim>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name.\n\nThis is a stable field but requires that the DynamicResourceAllocation feature gate is enabled.\n\nThis field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        generator.subschema_for::<ResourceRequirements>(),
+                        "Resources is the total amount of CPU and Memory resources required by all containers in the pod. It supports specifying Requests and Limits for \"cpu\", \"memory\" and \"hugepages-\" resource names only. ResourceClaims are not supported.\n\nThis field enables fine-grained control over resource allocation for the entire pod, allowing resource sharing among containers in a pod.\n\nThis is an alpha field and requires enabling the PodLevelResources feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "restartPolicy",
+                    s::property(
+                        s::string(None, &["Always", "Never", "OnFailure"]),
+                        "Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy\n\nPossible enum values:\n - `\"Always\"`\n - `\"Never\"`\n - `\"OnFailure\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runtimeClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the \"legacy\" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedulerName",
+                    s::property(
+                        s::string(None, &[]),
+                        "If specified, the pod will be dispatched by specified scheduler. If not specified, the pod will be dispatched by default scheduler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedulingGates",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodSchedulingGate>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "SchedulingGates is an opaque list of values that if specified will block scheduling the pod. If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the scheduler will not attempt to schedule the pod.\n\nSchedulingGates can only be set at pod creation time, and be removed only afterwards.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedulingGroup",
+                    s::property(
+                        generator.subschema_for::<PodSchedulingGroup>(),
+                        "SchedulingGroup provides a reference to the immediate scheduling runtime grouping object that this Pod belongs to. This field is used by the scheduler to identify the group and apply the correct group scheduling policies. The association with a group also impacts other lifecycle aspects of a Pod that are relevant in a wider context of scheduling like preemption, resource attachment, etc. If not specified, the Pod is treated as a single unit in all of these aspects. The group object referenced by this field may not exist at the time the Pod is created. This field is immutable, but a group object with the same name may be recreated with different policies. Doing this during pod scheduling may result in the placement not conforming to the expected policies.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "securityContext",
+                    s::property(
+                        generator.subschema_for::<PodSecurityContext>(),
+                        "SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty.  See type description for default values of each field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serviceAccount",
+                    s::property(
+                        s::string(None, &[]),
+                        "DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serviceAccountName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "setHostnameAsFQDN",
+                    s::property(
+                        s::boolean(),
+                        "If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name (the default). In Linux containers, this means setting the FQDN in the hostname field of the kernel (the nodename field of struct utsname). In Windows containers, this means setting the registry value of hostname for the registry key HKEY_LOCAL_MACHINE\\\\SYSTEM\\\\CurrentControlSet\\\\Services\\\\Tcpip\\\\Parameters to FQDN. If a pod does not have FQDN, this has no effect. Default to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "shareProcessNamespace",
+                    s::property(
+                        s::boolean(),
+                        "Share a single process namespace between all of the containers in a pod. When this is set containers will be able to view and signal processes from other containers in the same pod, and the first process in each container will not be assigned PID 1. HostPID and ShareProcessNamespace cannot both be set. Optional: Default to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subdomain",
+                    s::property(
+                        s::string(None, &[]),
+                        "If specified, the fully qualified Pod hostname will be \"<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>\". If not specified, the pod will not have a domainname at all.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminationGracePeriodSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). If this value is nil, the default grace period will be used instead. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. Defaults to 30 seconds.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tolerations",
+                    s::property(
+                        s::array(generator.subschema_for::<Toleration>(), Some("atomic"), &[]),
+                        "If specified, the pod's tolerations.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "topologySpreadConstraints",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<TopologySpreadConstraint>(),
+                            Some("map"),
+                            &["topologyKey", "whenUnsatisfiable"],
+                        ),
+                        "TopologySpreadConstraints describes how a group of pods ought to spread across topology domains. Scheduler will schedule pods in a way which abides by the constraints. All topologySpreadConstraints are ANDed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumes",
+                    s::property(
+                        s::array(generator.subschema_for::<Volume>(), Some("map"), &["name"]),
+                        "List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodSpec {
     fn merge_field(
@@ -10686,6 +19516,242 @@ impl PatchMeta for PodStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.",
+            None,
+            &[],
+            vec![
+                (
+                    "allocatedResources",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "containerStatuses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerStatus>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Statuses of containers in this pod. Each container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ephemeralContainerStatuses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerStatus>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "extendedResourceClaimStatus",
+                    s::property(
+                        generator.subschema_for::<PodExtendedResourceClaimStatus>(),
+                        "Status of extended resource claim backed by DRA.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostIP",
+                    s::property(
+                        s::string(None, &[]),
+                        "hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostIPs",
+                    s::property(
+                        s::array(generator.subschema_for::<HostIP>(), Some("atomic"), &[]),
+                        "hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns means that HostIPs will not be updated even if there is a node is assigned to this pod.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "initContainerStatuses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ContainerStatus>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Statuses of init containers in this pod. The most recent successful non-restartable init container will have ready = true, the most recently started container will have startTime set. Each init container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-and-container-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "A human readable message indicating details about why the pod is in this condition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeAllocatableResourceClaimStatuses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NodeAllocatableResourceClaimStatus>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "NodeAllocatableResourceClaimStatuses contains the status of node-allocatable resources that were allocated for this pod through DRA claims. This includes resources currently reported in v1.Node `status.allocatable` that are not extended resources (see https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources). Examples include \"cpu\", \"memory\", \"ephemeral-storage\", and hugepages.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nominatedNodeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "If set, this represents the .metadata.generation that the pod status was set based upon. The PodObservedGenerationTracking feature gate must be enabled to use this field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "phase",
+                    s::property(
+                        s::string(
+                            None,
+                            &["Failed", "Pending", "Running", "Succeeded", "Unknown"],
+                        ),
+                        "The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle. The conditions array, the reason and message fields, and the individual container status arrays contain more detail about the pod's status. There are five possible phase values:\n\nPending: The pod has been accepted by the Kubernetes system, but one or more of the container images has not been created. This includes time before being scheduled as well as time spent downloading images over the network, which could take a while. Running: The pod has been bound to a node, and all of the containers have been created. At least one container is still running, or is in the process of starting or restarting. Succeeded: All containers in the pod have terminated in success, and will not be restarted. Failed: All containers in the pod have terminated, and at least one container has terminated in failure. The container either exited with non-zero status or was terminated by the system. Unknown: For some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase\n\nPossible enum values:\n - `\"Failed\"` means that all containers in the pod have terminated, and at least one container has terminated in a failure (exited with a non-zero exit code or was stopped by the system).\n - `\"Pending\"` means the pod has been accepted by the system, but one or more of the containers has not been started. This includes time before being bound to a node, as well as time spent pulling images onto the host.\n - `\"Running\"` means the pod has been bound to a node and all of the containers have been started. At least one container is still running or is in the process of being restarted.\n - `\"Succeeded\"` means that all containers in the pod have voluntarily terminated with a container exit code of 0, and the system is not going to restart any of these containers.\n - `\"Unknown\"` means that for some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod. Deprecated: It isn't being set since 2015 (74da3b14b0c0f658b3bb8d2def5094686d0e9095)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podIP",
+                    s::property(
+                        s::string(None, &[]),
+                        "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podIPs",
+                    s::property(
+                        s::array(generator.subschema_for::<PodIP>(), Some("map"), &["ip"]),
+                        "podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6. This list is empty if no IPs have been allocated yet.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "qosClass",
+                    s::property(
+                        s::string(None, &["BestEffort", "Burstable", "Guaranteed"]),
+                        "The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes\n\nPossible enum values:\n - `\"BestEffort\"` is the BestEffort qos class.\n - `\"Burstable\"` is the Burstable qos class.\n - `\"Guaranteed\"` is the Guaranteed qos class.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resize",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of resources resize desired for pod's containers. It is empty if no resources resize is pending. Any changes to container resources will automatically set this to \"Proposed\" Deprecated: Resize status is moved to two pod conditions PodResizePending and PodResizeInProgress. PodResizePending will track states where the spec has been resized, but the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress resizes, and should be present whenever allocated resources != acknowledged resources.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimStatuses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodResourceClaimStatus>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "Status of resource claims.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        generator.subschema_for::<ResourceRequirements>(),
+                        "Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "startTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodStatus {
     fn merge_field(
@@ -10816,6 +19882,62 @@ impl PatchMeta for PodTemplate {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodTemplate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodTemplate")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodTemplate")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodTemplate describes a template for creating copies of a predefined pod.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "template",
+                    s::property(
+                        generator.subschema_for::<PodTemplateSpec>(),
+                        "Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodTemplate {
     fn merge_field(
@@ -10874,6 +19996,44 @@ impl PatchMeta for PodTemplateSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodTemplateSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodTemplateSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PodTemplateSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodTemplateSpec describes the data a pod should have when created from a template",
+            None,
+            &[],
+            vec![
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PodSpec>(),
+                        "Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodTemplateSpec {
     fn merge_field(
@@ -10924,6 +20084,53 @@ impl PatchMeta for PortStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PortStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PortStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PortStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PortStatus represents the error condition of a service port",
+            None,
+            &["port", "protocol"],
+            vec![
+                (
+                    "error",
+                    s::property(
+                        s::string(None, &[]),
+                        "Error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use\n  CamelCase names\n- cloud provider specific error values must have names that comply with the\n  format foo.example.com/CamelCase.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Port is the port number of the service port of which status is recorded here",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protocol",
+                    s::property(
+                        s::string(None, &["SCTP", "TCP", "UDP"]),
+                        "Protocol is the protocol of the service port of which status is recorded here The supported values are: \"TCP\", \"UDP\", \"SCTP\"\n\nPossible enum values:\n - `\"SCTP\"` is the SCTP protocol.\n - `\"TCP\"` is the TCP protocol.\n - `\"UDP\"` is the UDP protocol.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PortStatus {
     fn merge_field(
@@ -10965,6 +20172,53 @@ impl PatchMeta for PortworxVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PortworxVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PortworxVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PortworxVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PortworxVolumeSource represents a Portworx volume resource.",
+            None,
+            &["volumeID"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\". Implicitly inferred to be \"ext4\" if unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeID",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeID uniquely identifies a Portworx volume",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11014,6 +20268,44 @@ impl PatchMeta for PreferredSchedulingTerm {
             fields: Some(<NodeSelectorTerm as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PreferredSchedulingTerm {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PreferredSchedulingTerm")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.PreferredSchedulingTerm")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).",
+            None,
+            &["preference", "weight"],
+            vec![
+                (
+                    "preference",
+                    s::property(
+                        generator.subschema_for::<NodeSelectorTerm>(),
+                        "A node selector term, associated with the corresponding weight.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "weight",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11123,6 +20415,116 @@ impl PatchMeta for Probe {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Probe {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Probe")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Probe")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.",
+            None,
+            &[],
+            vec![
+                (
+                    "exec",
+                    s::property(
+                        generator.subschema_for::<ExecAction>(),
+                        "Exec specifies a command to execute in the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "failureThreshold",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "grpc",
+                    s::property(
+                        generator.subschema_for::<GRPCAction>(),
+                        "GRPC specifies a GRPC HealthCheckRequest.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "httpGet",
+                    s::property(
+                        generator.subschema_for::<HTTPGetAction>(),
+                        "HTTPGet specifies an HTTP GET request to perform.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "initialDelaySeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "periodSeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "successThreshold",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tcpSocket",
+                    s::property(
+                        generator.subschema_for::<TCPSocketAction>(),
+                        "TCPSocket specifies a connection to a TCP port.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "terminationGracePeriodSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "timeoutSeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Probe {
     fn merge_field(
@@ -11201,6 +20603,48 @@ impl PatchMeta for ProjectedVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProjectedVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ProjectedVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ProjectedVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a projected volume source",
+            None,
+            &[],
+            vec![
+                (
+                    "defaultMode",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sources",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<VolumeProjection>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "sources is the list of volume projections. Each entry in this list handles one source.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ProjectedVolumeSource {
     fn merge_field(
@@ -11249,6 +20693,80 @@ impl PatchMeta for QuobyteVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for QuobyteVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("QuobyteVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.QuobyteVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.",
+            None,
+            &["registry", "volume"],
+            vec![
+                (
+                    "group",
+                    s::property(
+                        s::string(None, &[]),
+                        "group to map volume access to Default is no group",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the Quobyte volume to be mounted with read-only permissions. Defaults to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "registry",
+                    s::property(
+                        s::string(None, &[]),
+                        "registry represents a single or multiple Quobyte Registry services specified as a string as host:port pair (multiple entries are separated with commas) which acts as the central registry for volumes",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tenant",
+                    s::property(
+                        s::string(None, &[]),
+                        "tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte volumes, value is set by the plugin",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        s::string(None, &[]),
+                        "user to map volume access to Defaults to serivceaccount user",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volume",
+                    s::property(
+                        s::string(None, &[]),
+                        "volume is a string that references an already created Quobyte volume by name.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11336,6 +20854,98 @@ impl PatchMeta for RBDPersistentVolumeSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RBDPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RBDPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.RBDPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.",
+            None,
+            &["image", "monitors"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "image",
+                    s::property(
+                        s::string(None, &[]),
+                        "image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "keyring",
+                    s::property(
+                        s::string(None, &[]),
+                        "keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        Some(serde_json::Value::from("/etc/ceph/keyring")),
+                    ),
+                ),
+                (
+                    "monitors",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pool",
+                    s::property(
+                        s::string(None, &[]),
+                        "pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        Some(serde_json::Value::from("rbd")),
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        s::string(None, &[]),
+                        "user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        Some(serde_json::Value::from("admin")),
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11427,6 +21037,98 @@ impl PatchMeta for RBDVolumeSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RBDVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RBDVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.RBDVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.",
+            None,
+            &["image", "monitors"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "image",
+                    s::property(
+                        s::string(None, &[]),
+                        "image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "keyring",
+                    s::property(
+                        s::string(None, &[]),
+                        "keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        Some(serde_json::Value::from("/etc/ceph/keyring")),
+                    ),
+                ),
+                (
+                    "monitors",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pool",
+                    s::property(
+                        s::string(None, &[]),
+                        "pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        Some(serde_json::Value::from("rbd")),
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        s::string(None, &[]),
+                        "user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
+                        None,
+                        Some(serde_json::Value::from("admin")),
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11544,6 +21246,71 @@ impl PatchMeta for ReplicationController {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicationController {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicationController")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ReplicationController")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicationController represents the configuration of a replication controller.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ReplicationControllerSpec>(),
+                        "Spec defines the specification of the desired behavior of the replication controller. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ReplicationControllerStatus>(),
+                        "Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ReplicationController {
     fn merge_field(
@@ -11596,6 +21363,71 @@ impl PatchMeta for ReplicationControllerCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicationControllerCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicationControllerCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ReplicationControllerCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicationControllerCondition describes the state of a replication controller at a certain point.",
+            None,
+            &["status", "type"],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "The last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "A human readable message indicating details about the transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "The reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "Status of the condition, one of True, False, Unknown.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type of replication controller condition.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11669,6 +21501,62 @@ impl PatchMeta for ReplicationControllerSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicationControllerSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicationControllerSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ReplicationControllerSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicationControllerSpec is the specification of a replication controller.",
+            None,
+            &[],
+            vec![
+                (
+                    "minReadySeconds",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+                        None,
+                        Some(serde_json::Value::from(1i64)),
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+                        Some("atomic"),
+                        None,
+                    ),
+                ),
+                (
+                    "template",
+                    s::property(
+                        generator.subschema_for::<PodTemplateSpec>(),
+                        "Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef. The only allowed template.spec.restartPolicy value is \"Always\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ReplicationControllerSpec {
     fn merge_field(
@@ -11735,6 +21623,84 @@ impl PatchMeta for ReplicationControllerStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplicationControllerStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ReplicationControllerStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ReplicationControllerStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ReplicationControllerStatus represents the current status of a replication controller.",
+            None,
+            &["replicas"],
+            vec![
+                (
+                    "availableReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of available replicas (ready for at least minReadySeconds) for this replication controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ReplicationControllerCondition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Represents the latest available observations of a replication controller's current state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fullyLabeledReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of pods that have labels matching the labels of the pod template of the replication controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "ObservedGeneration reflects the generation of the most recently observed replication controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readyReplicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The number of ready replicas for this replication controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "replicas",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ReplicationControllerStatus {
     fn merge_field(
@@ -11782,6 +21748,44 @@ impl PatchMeta for ResourceClaim {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceClaim {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceClaim")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceClaim")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceClaim references one entry in PodSpec.ResourceClaims.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "request",
+                    s::property(
+                        s::string(None, &[]),
+                        "Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceClaim {
     fn merge_field(
@@ -11822,6 +21826,53 @@ impl PatchMeta for ResourceFieldSelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceFieldSelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceFieldSelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceFieldSelector")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceFieldSelector represents container resources (cpu, memory) and their output format",
+            Some("atomic"),
+            &["resource"],
+            vec![
+                (
+                    "containerName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Container name: required for volumes, optional for env vars",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "divisor",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "Specifies the output format of the exposed resources, defaults to \"1\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resource",
+                    s::property(
+                        s::string(None, &[]),
+                        "Required: resource to select",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11874,6 +21925,53 @@ impl PatchMeta for ResourceHealth {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceHealth {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceHealth")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceHealth")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceHealth represents the health of a resource. It has the latest device health information. This is a part of KEP https://kep.k8s.io/4680.",
+            None,
+            &["resourceID"],
+            vec![
+                (
+                    "health",
+                    s::property(
+                        s::string(None, &[]),
+                        "Health of the resource. can be one of:\n - Healthy: operates as normal\n - Unhealthy: reported unhealthy. We consider this a temporary health issue\n              since we do not have a mechanism today to distinguish\n              temporary and permanent issues.\n - Unknown: The status cannot be determined.\n            For example, Device Plugin got unregistered and hasn't been re-registered since.\n\nIn future we may want to introduce the PermanentlyUnhealthy Status.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "Message provides human-readable context for Health (e.g. \"ECC error count exceeded threshold\"). This field is populated by the kubelet when ResourceHealthStatusMessage is enabled if the DRA plugin returns a message, and is null otherwise.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceID",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceID is the unique identifier of the resource. See the ResourceID type for more information.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -11981,6 +22079,71 @@ impl PatchMeta for ResourceQuota {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceQuota {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceQuota")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceQuota")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceQuota sets aggregate quota restrictions enforced per namespace",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ResourceQuotaSpec>(),
+                        "Spec defines the desired quota. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ResourceQuotaStatus>(),
+                        "Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceQuota {
     fn merge_field(
@@ -12044,6 +22207,68 @@ impl PatchMeta for ResourceQuotaSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceQuotaSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceQuotaSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceQuotaSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceQuotaSpec defines the desired hard limits to enforce for Quota.",
+            None,
+            &[],
+            vec![
+                (
+                    "hard",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scopeSelector",
+                    s::property(
+                        generator.subschema_for::<ScopeSelector>(),
+                        "scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values. For a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scopes",
+                    s::property(
+                        s::array(
+                            s::string(
+                                None,
+                                &[
+                                    "BestEffort",
+                                    "CrossNamespacePodAffinity",
+                                    "NotBestEffort",
+                                    "NotTerminating",
+                                    "PriorityClass",
+                                    "Terminating",
+                                    "VolumeAttributesClass",
+                                ],
+                            ),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceQuotaSpec {
     fn merge_field(
@@ -12082,6 +22307,44 @@ impl PatchMeta for ResourceQuotaStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceQuotaStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceQuotaStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceQuotaStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceQuotaStatus defines the enforced hard limits and observed use.",
+            None,
+            &[],
+            vec![
+                (
+                    "hard",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Hard is the set of enforced hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "used",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Used is the current observed total usage of the resource in the namespace.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -12139,6 +22402,57 @@ impl PatchMeta for ResourceRequirements {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceRequirements {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceRequirements")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceRequirements")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceRequirements describes the compute resource requirements.",
+            None,
+            &[],
+            vec![
+                (
+                    "claims",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ResourceClaim>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.\n\nThis field depends on the DynamicResourceAllocation feature gate.\n\nThis field is immutable. It can only be set for containers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "limits",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requests",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceRequirements {
     fn merge_field(
@@ -12188,6 +22502,48 @@ impl PatchMeta for ResourceStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ResourceStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceStatus represents the status of a single resource allocated to a Pod.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be \"claim:<claim_name>/<request>\". When this status is reported about a container, the \"claim_name\" and \"request\" must match one of the claims of this container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ResourceHealth>(),
+                            Some("map"),
+                            &["resourceID"],
+                        ),
+                        "List of unique resources health. Each element in the list contains an unique resource ID and its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the resource allocated to the Pod on the Node. If other Pod on the same Node reports the status with the same resource ID, it must be the same resource they share. See ResourceID type definition for a specific format it has in various use cases.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceStatus {
     fn merge_field(
@@ -12230,6 +22586,62 @@ impl PatchMeta for SELinuxOptions {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SELinuxOptions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SELinuxOptions")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SELinuxOptions")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SELinuxOptions are the labels to be applied to the container",
+            None,
+            &[],
+            vec![
+                (
+                    "level",
+                    s::property(
+                        s::string(None, &[]),
+                        "Level is SELinux level label that applies to the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "role",
+                    s::property(
+                        s::string(None, &[]),
+                        "Role is a SELinux role label that applies to the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Type is a SELinux type label that applies to the container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        s::string(None, &[]),
+                        "User is a SELinux user label that applies to the container.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -12309,6 +22721,116 @@ impl PatchMeta for ScaleIOPersistentVolumeSource {
             fields: Some(<SecretReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ScaleIOPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ScaleIOPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ScaleIOPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume",
+            None,
+            &["gateway", "secretRef", "system"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Default is \"xfs\"",
+                        None,
+                        Some(serde_json::Value::from("xfs")),
+                    ),
+                ),
+                (
+                    "gateway",
+                    s::property(
+                        s::string(None, &[]),
+                        "gateway is the host address of the ScaleIO API Gateway.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protectionDomain",
+                    s::property(
+                        s::string(None, &[]),
+                        "protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<SecretReference>(),
+                        "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sslEnabled",
+                    s::property(
+                        s::boolean(),
+                        "sslEnabled is the flag to enable/disable SSL communication with Gateway, default false",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageMode",
+                    s::property(
+                        s::string(None, &[]),
+                        "storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.",
+                        None,
+                        Some(serde_json::Value::from("ThinProvisioned")),
+                    ),
+                ),
+                (
+                    "storagePool",
+                    s::property(
+                        s::string(None, &[]),
+                        "storagePool is the ScaleIO Storage Pool associated with the protection domain.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "system",
+                    s::property(
+                        s::string(None, &[]),
+                        "system is the name of the storage system as configured in ScaleIO.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -12403,6 +22925,116 @@ impl PatchMeta for ScaleIOVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ScaleIOVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ScaleIOVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ScaleIOVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ScaleIOVolumeSource represents a persistent ScaleIO volume",
+            None,
+            &["gateway", "secretRef", "system"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Default is \"xfs\".",
+                        None,
+                        Some(serde_json::Value::from("xfs")),
+                    ),
+                ),
+                (
+                    "gateway",
+                    s::property(
+                        s::string(None, &[]),
+                        "gateway is the host address of the ScaleIO API Gateway.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protectionDomain",
+                    s::property(
+                        s::string(None, &[]),
+                        "protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sslEnabled",
+                    s::property(
+                        s::boolean(),
+                        "sslEnabled Flag enable/disable SSL communication with Gateway, default false",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageMode",
+                    s::property(
+                        s::string(None, &[]),
+                        "storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.",
+                        None,
+                        Some(serde_json::Value::from("ThinProvisioned")),
+                    ),
+                ),
+                (
+                    "storagePool",
+                    s::property(
+                        s::string(None, &[]),
+                        "storagePool is the ScaleIO Storage Pool associated with the protection domain.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "system",
+                    s::property(
+                        s::string(None, &[]),
+                        "system is the name of the storage system as configured in ScaleIO.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ScaleIOVolumeSource {
     fn merge_field(
@@ -12461,6 +23093,37 @@ impl PatchMeta for ScopeSelector {
             fields: Some(<ScopedResourceSelectorRequirement as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ScopeSelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ScopeSelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ScopeSelector")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.",
+            Some("atomic"),
+            &[],
+            vec![(
+                "matchExpressions",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<ScopedResourceSelectorRequirement>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "A list of scope selector requirements by scope of the resources.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -12527,6 +23190,64 @@ impl PatchMeta for ScopedResourceSelectorRequirement {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ScopedResourceSelectorRequirement {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ScopedResourceSelectorRequirement")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ScopedResourceSelectorRequirement")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that relates the scope name and values.",
+            None,
+            &["operator", "scopeName"],
+            vec![
+                (
+                    "operator",
+                    s::property(
+                        s::string(None, &["DoesNotExist", "Exists", "In", "NotIn"]),
+                        "Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.\n\nPossible enum values:\n - `\"DoesNotExist\"`\n - `\"Exists\"`\n - `\"In\"`\n - `\"NotIn\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scopeName",
+                    s::property(
+                        s::string(
+                            None,
+                            &[
+                                "BestEffort",
+                                "CrossNamespacePodAffinity",
+                                "NotBestEffort",
+                                "NotTerminating",
+                                "PriorityClass",
+                                "Terminating",
+                                "VolumeAttributesClass",
+                            ],
+                        ),
+                        "The name of the scope that the selector applies to.\n\nPossible enum values:\n - `\"BestEffort\"` Match all pod objects that have best effort quality of service\n - `\"CrossNamespacePodAffinity\"` Match all pod objects that have cross-namespace pod (anti)affinity mentioned.\n - `\"NotBestEffort\"` Match all pod objects that do not have best effort quality of service\n - `\"NotTerminating\"` Match all pod objects where spec.activeDeadlineSeconds is nil\n - `\"PriorityClass\"` Match all pod objects that have priority class mentioned\n - `\"Terminating\"` Match all pod objects where spec.activeDeadlineSeconds >=0\n - `\"VolumeAttributesClass\"` Match all pvc objects that have volume attributes class mentioned.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "values",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ScopedResourceSelectorRequirement {
     fn merge_field(
@@ -12572,6 +23293,44 @@ impl PatchMeta for SeccompProfile {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SeccompProfile {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SeccompProfile")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SeccompProfile")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source may be set.",
+            None,
+            &["type"],
+            vec![
+                (
+                    "localhostProfile",
+                    s::property(
+                        s::string(None, &[]),
+                        "localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is \"Localhost\". Must NOT be set for any other type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &["Localhost", "RuntimeDefault", "Unconfined"]),
+                        "type indicates which kind of seccomp profile will be applied. Valid options are:\n\nLocalhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.\n\nPossible enum values:\n - `\"Localhost\"` indicates a profile defined in a file on the node should be used. The file's location relative to <kubelet-root-dir>/seccomp.\n - `\"RuntimeDefault\"` represents the default container runtime seccomp profile.\n - `\"Unconfined\"` indicates no seccomp profile is applied (A.K.A. unconfined).",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -12684,6 +23443,89 @@ impl PatchMeta for Secret {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Secret {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Secret")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Secret")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "data",
+                    s::property(
+                        s::map(s::string(Some("byte"), &[])),
+                        "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "immutable",
+                    s::property(
+                        s::boolean(),
+                        "Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "stringData",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Secret {
     fn merge_field(
@@ -12728,6 +23570,44 @@ impl PatchMeta for SecretEnvSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SecretEnvSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SecretEnvSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SecretEnvSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SecretEnvSource selects a Secret to populate the environment variables with.\n\nThe contents of the target Secret's Data field will represent the key-value pairs as environment variables.",
+            None,
+            &[],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "Specify whether the Secret must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -12780,6 +23660,53 @@ impl PatchMeta for SecretKeySelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SecretKeySelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SecretKeySelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SecretKeySelector")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SecretKeySelector selects a key of a Secret.",
+            Some("atomic"),
+            &["key"],
+            vec![
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "The key of the secret to select from.  Must be a valid secret key.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "Specify whether the Secret or its key must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -12846,6 +23773,53 @@ impl PatchMeta for SecretProjection {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SecretProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SecretProjection")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SecretProjection")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Adapts a secret into a projected volume.\n\nThe contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode.",
+            None,
+            &[],
+            vec![
+                (
+                    "items",
+                    s::property(
+                        s::array(generator.subschema_for::<KeyToPath>(), Some("atomic"), &[]),
+                        "items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "optional field specify whether the Secret or its key must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SecretProjection {
     fn merge_field(
@@ -12894,6 +23868,44 @@ impl PatchMeta for SecretReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SecretReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SecretReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SecretReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace",
+            Some("atomic"),
+            &[],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is unique within a namespace to reference a secret resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "namespace defines the space within which the secret name must be unique.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -12949,6 +23961,62 @@ impl PatchMeta for SecretVolumeSource {
             fields: Some(<KeyToPath as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SecretVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SecretVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SecretVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Adapts a Secret into a volume.\n\nThe contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names. Secret volumes support ownership management and SELinux relabeling.",
+            None,
+            &[],
+            vec![
+                (
+                    "defaultMode",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "items",
+                    s::property(
+                        s::array(generator.subschema_for::<KeyToPath>(), Some("atomic"), &[]),
+                        "items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "optional",
+                    s::property(
+                        s::boolean(),
+                        "optional field specify whether the Secret or its keys must be defined",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretName",
+                    s::property(
+                        s::string(None, &[]),
+                        "secretName is the name of the secret in the pod's namespace to use. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -13081,6 +24149,134 @@ impl PatchMeta for SecurityContext {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SecurityContext {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SecurityContext")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SecurityContext")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.",
+            None,
+            &[],
+            vec![
+                (
+                    "allowPrivilegeEscalation",
+                    s::property(
+                        s::boolean(),
+                        "AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "appArmorProfile",
+                    s::property(
+                        generator.subschema_for::<AppArmorProfile>(),
+                        "appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capabilities",
+                    s::property(
+                        generator.subschema_for::<Capabilities>(),
+                        "The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "privileged",
+                    s::property(
+                        s::boolean(),
+                        "Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "procMount",
+                    s::property(
+                        s::string(None, &["Default", "Unmasked"]),
+                        "procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. Note that this field cannot be set when spec.os.name is windows.\n\nPossible enum values:\n - `\"Default\"` uses the container runtime defaults for readonly and masked paths for /proc. Most container runtimes mask certain paths in /proc to avoid accidental security exposure of special devices or information.\n - `\"Unmasked\"` bypasses the default masking behavior of the container runtime and ensures the newly created /proc the container stays in tact with no modifications.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnlyRootFilesystem",
+                    s::property(
+                        s::boolean(),
+                        "Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runAsGroup",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runAsNonRoot",
+                    s::property(
+                        s::boolean(),
+                        "Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runAsUser",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "seLinuxOptions",
+                    s::property(
+                        generator.subschema_for::<SELinuxOptions>(),
+                        "The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "seccompProfile",
+                    s::property(
+                        generator.subschema_for::<SeccompProfile>(),
+                        "The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "windowsOptions",
+                    s::property(
+                        generator.subschema_for::<WindowsSecurityContextOptions>(),
+                        "The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SecurityContext {
     fn merge_field(
@@ -13203,6 +24399,71 @@ impl PatchMeta for Service {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Service {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Service")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Service")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ServiceSpec>(),
+                        "Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ServiceStatus>(),
+                        "Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Service {
     fn merge_field(
@@ -13316,6 +24577,85 @@ impl PatchMeta for ServiceAccount {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceAccount {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceAccount")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ServiceAccount")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // x-kubernetes-list-type map left out (atomic): key "name" of ObjectReference is neither required nor defaulted, which the API server refuses in a CRD schema.
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "automountServiceAccountToken",
+                    s::property(
+                        s::boolean(),
+                        "AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "imagePullSecrets",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<LocalObjectReference>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount. ImagePullSecrets are distinct from Secrets because Secrets can be mounted in the pod, but ImagePullSecrets are only accessed by the kubelet. More info: https://kubernetes.io/docs/concepts/containers/images/#specifying-imagepullsecrets-on-a-pod",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secrets",
+                    s::property(
+                        s::array(generator.subschema_for::<ObjectReference>(), None, &[]),
+                        "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ServiceAccount {
     fn merge_field(
@@ -13365,6 +24705,53 @@ impl PatchMeta for ServiceAccountTokenProjection {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceAccountTokenProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceAccountTokenProjection")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ServiceAccountTokenProjection")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).",
+            None,
+            &["path"],
+            vec![
+                (
+                    "audience",
+                    s::property(
+                        s::string(None, &[]),
+                        "audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "expirationSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token. The kubelet will start trying to rotate the token if the token is older than 80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and must be at least 10 minutes.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is the path relative to the mount point of the file to project the token into.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -13432,6 +24819,80 @@ impl PatchMeta for ServicePort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServicePort {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServicePort")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ServicePort")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServicePort contains information on service's port.",
+            None,
+            &["port"],
+            vec![
+                (
+                    "appProtocol",
+                    s::property(
+                        s::string(None, &[]),
+                        "The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:\n\n* Un-prefixed protocol names - reserved for IANA standard service names (as per RFC-6335 and https://www.iana.org/assignments/service-names).\n\n* Kubernetes-defined prefixed names:\n  * 'kubernetes.io/h2c' - HTTP/2 prior knowledge over cleartext as described in https://www.rfc-editor.org/rfc/rfc9113.html#name-starting-http-2-with-prior-\n  * 'kubernetes.io/ws'  - WebSocket over cleartext as described in https://www.rfc-editor.org/rfc/rfc6455\n  * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455\n\n* Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "The name of this port within the service. This must be a DNS_LABEL. All ports within a ServiceSpec must have unique names. When considering the endpoints for a Service, this must match the 'name' field in the EndpointPort. Optional if only one ServicePort is defined on this service.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodePort",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "The port that will be exposed by this service.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protocol",
+                    s::property(
+                        s::string(None, &["SCTP", "TCP", "UDP"]),
+                        "The IP protocol for this port. Supports \"TCP\", \"UDP\", and \"SCTP\". Default is TCP.\n\nPossible enum values:\n - `\"SCTP\"` is the SCTP protocol.\n - `\"TCP\"` is the TCP protocol.\n - `\"UDP\"` is the UDP protocol.",
+                        None,
+                        Some(serde_json::Value::from("TCP")),
+                    ),
+                ),
+                (
+                    "targetPort",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -13651,6 +25112,216 @@ impl PatchMeta for ServiceSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ServiceSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceSpec describes the attributes that a user creates on a service.",
+            None,
+            &[],
+            vec![
+                (
+                    "allocateLoadBalancerNodePorts",
+                    s::property(
+                        s::boolean(),
+                        "allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is \"true\". It may be set to \"false\" if the cluster load-balancer does not rely on NodePorts.  If the caller requests specific NodePorts (by specifying a value), those requests will be respected, regardless of this field. This field may only be set for services with type LoadBalancer and will be cleared if the type is changed to any other type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "clusterIP",
+                    s::property(
+                        s::string(None, &[]),
+                        "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "clusterIPs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.  If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be empty) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address.  Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName.  If this field is not specified, it will be initialized from the clusterIP field.  If this field is specified, clients must ensure that clusterIPs[0] and clusterIP have the same value.\n\nThis field may hold a maximum of two entries (dual-stack IPs, in either order). These IPs must correspond to the values of the ipFamilies field. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "externalIPs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "externalName",
+                    s::property(
+                        s::string(None, &[]),
+                        "externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved.  Must be a lowercase RFC-1123 hostname (https://tools.ietf.org/html/rfc1123) and requires `type` to be \"ExternalName\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "externalTrafficPolicy",
+                    s::property(
+                        s::string(None, &["Cluster", "Local"]),
+                        "externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's \"externally-facing\" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to \"Local\", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, \"Cluster\", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get \"Cluster\" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.\n\nPossible enum values:\n - `\"Cluster\"` routes traffic to all endpoints.\n - `\"Local\"` preserves the source IP of the traffic by routing only to endpoints on the same node as the traffic was received on (dropping the traffic if there are no local endpoints).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "healthCheckNodePort",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local. If a value is specified, is in-range, and is not in use, it will be used.  If not specified, a value will be automatically allocated.  External systems (e.g. load-balancers) can use this port to determine if a given node holds endpoints for this service or not.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type). This field cannot be updated once set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "internalTrafficPolicy",
+                    s::property(
+                        s::string(None, &["Cluster", "Local"]),
+                        "InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP. If set to \"Local\", the proxy will assume that pods only want to talk to endpoints of the service on the same node as the pod, dropping the traffic if there are no local endpoints. The default value, \"Cluster\", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features).\n\nPossible enum values:\n - `\"Cluster\"` routes traffic to all endpoints.\n - `\"Local\"` routes traffic only to endpoints on the same node as the client pod (dropping the traffic if there are no local endpoints).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ipFamilies",
+                    s::property(
+                        s::array(s::string(None, &["", "IPv4", "IPv6"]), Some("atomic"), &[]),
+                        "IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field. If this field is specified manually, the requested family is available in the cluster, and ipFamilyPolicy allows it, it will be used; otherwise creation of the service will fail. This field is conditionally mutable: it allows for adding or removing a secondary IP family, but it does not allow changing the primary IP family of the Service. Valid values are \"IPv4\" and \"IPv6\".  This field only applies to Services of types ClusterIP, NodePort, and LoadBalancer, and does apply to \"headless\" services. This field will be wiped when updating a Service to type ExternalName.\n\nThis field may hold a maximum of two entries (dual-stack families, in either order).  These families must correspond to the values of the clusterIPs field, if specified. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ipFamilyPolicy",
+                    s::property(
+                        s::string(
+                            None,
+                            &["PreferDualStack", "RequireDualStack", "SingleStack"],
+                        ),
+                        "IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be \"SingleStack\" (a single IP family), \"PreferDualStack\" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or \"RequireDualStack\" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.\n\nPossible enum values:\n - `\"PreferDualStack\"` indicates that this service prefers dual-stack when the cluster is configured for dual-stack. If the cluster is not configured for dual-stack the service will be assigned a single IPFamily. If the IPFamily is not set in service.spec.ipFamilies then the service will be assigned the default IPFamily configured on the cluster\n - `\"RequireDualStack\"` indicates that this service requires dual-stack. Using IPFamilyPolicyRequireDualStack on a single stack cluster will result in validation errors. The IPFamilies (and their order) assigned to this service is based on service.spec.ipFamilies. If service.spec.ipFamilies was not provided then it will be assigned according to how they are configured on the cluster. If service.spec.ipFamilies has only one entry then the alternative IPFamily will be added by apiserver\n - `\"SingleStack\"` indicates that this service is required to have a single IPFamily. The IPFamily assigned is based on the default IPFamily used by the cluster or as identified by service.spec.ipFamilies field",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "loadBalancerClass",
+                    s::property(
+                        s::string(None, &[]),
+                        "loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. \"internal-vip\" or \"example.com/internal-vip\". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "loadBalancerIP",
+                    s::property(
+                        s::string(None, &[]),
+                        "Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created. This field will be ignored if the cloud-provider does not support the feature. Deprecated: This field was under-specified and its meaning varies across implementations. Using it is non-portable and it may not support dual-stack. Users are encouraged to use implementation-specific annotations when available.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "loadBalancerSourceRanges",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs. This field will be ignored if the cloud-provider does not support the feature.\" More info: https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ports",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ServicePort>(),
+                            Some("map"),
+                            &["port", "protocol"],
+                        ),
+                        "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "publishNotReadyAddresses",
+                    s::property(
+                        s::boolean(),
+                        "publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service should disregard any indications of ready/not-ready. The primary use case for setting this field is for a StatefulSet's Headless Service to propagate SRV DNS records for its Pods for the purpose of peer discovery. The Kubernetes controllers that generate Endpoints and EndpointSlice resources for Services interpret this to mean that all endpoints are considered \"ready\" even if the Pods themselves are not. Agents which consume only Kubernetes generated endpoints through the Endpoints or EndpointSlice resources can safely assume this behavior.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
+                        Some("atomic"),
+                        None,
+                    ),
+                ),
+                (
+                    "sessionAffinity",
+                    s::property(
+                        s::string(None, &["ClientIP", "None"]),
+                        "Supports \"ClientIP\" and \"None\". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies\n\nPossible enum values:\n - `\"ClientIP\"` is the Client IP based.\n - `\"None\"` - no session affinity.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sessionAffinityConfig",
+                    s::property(
+                        generator.subschema_for::<SessionAffinityConfig>(),
+                        "sessionAffinityConfig contains the configurations of session affinity.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "trafficDistribution",
+                    s::property(
+                        s::string(None, &[]),
+                        "TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints. Implementations can use this field as a hint, but are not required to guarantee strict adherence. If the field is not set, the implementation will apply its default routing strategy. If set to \"PreferClose\", implementations should prioritize endpoints that are in the same zone.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(
+                            None,
+                            &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
+                        ),
+                        "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types\n\nPossible enum values:\n - `\"ClusterIP\"` means a service will only be accessible inside the cluster, via the cluster IP.\n - `\"ExternalName\"` means a service consists of only a reference to an external name that kubedns or equivalent will return as a CNAME record, with no exposing or proxying of any pods involved.\n - `\"LoadBalancer\"` means a service will be exposed via an external load balancer (if the cloud provider supports it), in addition to 'NodePort' type.\n - `\"NodePort\"` means a service will be exposed on one port of every node, in addition to 'ClusterIP' type.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ServiceSpec {
     fn merge_field(
@@ -13751,6 +25422,48 @@ impl PatchMeta for ServiceStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.ServiceStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceStatus represents the current status of a service.",
+            None,
+            &[],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Condition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Current service state",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "loadBalancer",
+                    s::property(
+                        generator.subschema_for::<LoadBalancerStatus>(),
+                        "LoadBalancer contains the current status of the load-balancer, if one is present.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ServiceStatus {
     fn merge_field(
@@ -13795,6 +25508,33 @@ impl PatchMeta for SessionAffinityConfig {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionAffinityConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SessionAffinityConfig")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SessionAffinityConfig")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SessionAffinityConfig represents the configurations of session affinity.",
+            None,
+            &[],
+            vec![(
+                "clientIP",
+                s::property(
+                    generator.subschema_for::<ClientIPConfig>(),
+                    "clientIP contains the configurations of Client IP based session affinity.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for SessionAffinityConfig {
     fn merge_field(
@@ -13826,6 +25566,33 @@ impl PatchMeta for SleepAction {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SleepAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SleepAction")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.SleepAction")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "SleepAction describes a \"sleep\" action.",
+            None,
+            &["seconds"],
+            vec![(
+                "seconds",
+                s::property(
+                    s::integer(Some("int64")),
+                    "Seconds is the number of seconds to sleep.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -13880,6 +25647,71 @@ impl PatchMeta for StorageOSPersistentVolumeSource {
             fields: Some(<ObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageOSPersistentVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageOSPersistentVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.StorageOSPersistentVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a StorageOS persistent volume resource.",
+            None,
+            &[],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<ObjectReference>(),
+                        "secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeNamespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to \"default\" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -13945,6 +25777,71 @@ impl PatchMeta for StorageOSVolumeSource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageOSVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageOSVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.StorageOSVolumeSource")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a StorageOS persistent volume resource.",
+            None,
+            &[],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretRef",
+                    s::property(
+                        generator.subschema_for::<LocalObjectReference>(),
+                        "secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeNamespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to \"default\" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StorageOSVolumeSource {
     fn merge_field(
@@ -13990,6 +25887,44 @@ impl PatchMeta for Sysctl {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Sysctl {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Sysctl")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Sysctl")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Sysctl defines a kernel parameter to be set",
+            None,
+            &["name", "value"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of a property to set",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "Value of a property to set",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Sysctl {
     fn merge_field(
@@ -14026,6 +25961,44 @@ impl PatchMeta for TCPSocketAction {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TCPSocketAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TCPSocketAction")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.TCPSocketAction")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TCPSocketAction describes an action based on opening a socket",
+            None,
+            &["port"],
+            vec![
+                (
+                    "host",
+                    s::property(
+                        s::string(None, &[]),
+                        "Optional: Host name to connect to, defaults to the pod IP.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "Number or name of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -14081,6 +26054,62 @@ impl PatchMeta for Taint {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Taint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Taint")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Taint")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "The node this Taint is attached to has the \"effect\" on any pod that does not tolerate the Taint.",
+            None,
+            &["effect", "key"],
+            vec![
+                (
+                    "effect",
+                    s::property(
+                        s::string(None, &["NoExecute", "NoSchedule", "PreferNoSchedule"]),
+                        "Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.\n\nPossible enum values:\n - `\"NoExecute\"` Evict any already-running pods that do not tolerate the taint. Currently enforced by NodeController.\n - `\"NoSchedule\"` Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.\n - `\"PreferNoSchedule\"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "Required. The taint key to be applied to a node.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "timeAdded",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "TimeAdded represents the time at which the taint was added.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "The taint value corresponding to the taint key.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -14147,6 +26176,71 @@ impl PatchMeta for Toleration {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Toleration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Toleration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Toleration")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "The pod this Toleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.",
+            None,
+            &[],
+            vec![
+                (
+                    "effect",
+                    s::property(
+                        s::string(None, &["NoExecute", "NoSchedule", "PreferNoSchedule"]),
+                        "Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.\n\nPossible enum values:\n - `\"NoExecute\"` Evict any already-running pods that do not tolerate the taint. Currently enforced by NodeController.\n - `\"NoSchedule\"` Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.\n - `\"PreferNoSchedule\"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "operator",
+                    s::property(
+                        s::string(None, &["Equal", "Exists", "Gt", "Lt"]),
+                        "Operator represents a key's relationship to the value. Valid operators are Exists, Equal, Lt, and Gt. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can tolerate all taints of a particular category. Lt and Gt perform numeric comparisons (requires feature gate TaintTolerationComparisonOperators).\n\nPossible enum values:\n - `\"Equal\"`\n - `\"Exists\"`\n - `\"Gt\"`\n - `\"Lt\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tolerationSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "Value is the taint value the toleration matches to. If the operator is Exists, the value should be empty, otherwise just a regular string.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Toleration {
     fn merge_field(
@@ -14203,6 +26297,44 @@ impl PatchMeta for TopologySelectorLabelRequirement {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TopologySelectorLabelRequirement {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TopologySelectorLabelRequirement")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.TopologySelectorLabelRequirement")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future.",
+            None,
+            &["key", "values"],
+            vec![
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "The label key that the selector applies to.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "values",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "An array of string values. One value must match the label to be selected. Each entry in Values is ORed.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for TopologySelectorLabelRequirement {
     fn merge_field(
@@ -14248,6 +26380,37 @@ impl PatchMeta for TopologySelectorTerm {
             fields: Some(<TopologySelectorLabelRequirement as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TopologySelectorTerm {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TopologySelectorTerm")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.TopologySelectorTerm")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed. It provides a subset of functionality as NodeSelectorTerm. This is an alpha feature and may change in the future.",
+            Some("atomic"),
+            &[],
+            vec![(
+                "matchLabelExpressions",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<TopologySelectorLabelRequirement>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "A list of topology selector requirements by labels.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -14348,6 +26511,98 @@ impl PatchMeta for TopologySpreadConstraint {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TopologySpreadConstraint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TopologySpreadConstraint")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.TopologySpreadConstraint")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TopologySpreadConstraint specifies how to spread matching pods among the given topology.",
+            None,
+            &["maxSkew", "topologyKey", "whenUnsatisfiable"],
+            vec![
+                (
+                    "labelSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "LabelSelector is used to find matching pods. Pods that match this label selector are counted to determine the number of pods in their corresponding topology domain.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "matchLabelKeys",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated. The keys are used to lookup values from the incoming pod labels, those key-value labels are ANDed with labelSelector to select the group of existing pods over which spreading will be calculated for the incoming pod. The same key is forbidden to exist in both MatchLabelKeys and LabelSelector. MatchLabelKeys cannot be set when LabelSelector isn't set. Keys that don't exist in the incoming pod labels will be ignored. A null or empty list means only match against labelSelector.\n\nThis is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be enabled (enabled by default).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "maxSkew",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "MaxSkew describes the degree to which pods may be unevenly distributed. When `whenUnsatisfiable=DoNotSchedule`, it is the maximum permitted difference between the number of matching pods in the target topology and the global minimum. The global minimum is the minimum number of matching pods in an eligible domain or zero if the number of eligible domains is less than MinDomains. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 2/2/1: In this case, the global minimum is 1. | zone1 | zone2 | zone3 | |  P P  |  P P  |   P   | - if MaxSkew is 1, incoming pod can only be scheduled to zone3 to become 2/2/2; scheduling it onto zone1(zone2) would make the ActualSkew(3-1) on zone1(zone2) violate MaxSkew(1). - if MaxSkew is 2, incoming pod can be scheduled onto any zone. When `whenUnsatisfiable=ScheduleAnyway`, it is used to give higher precedence to topologies that satisfy it. It's a required field. Default value is 1 and 0 is not allowed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "minDomains",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "MinDomains indicates a minimum number of eligible domains. When the number of eligible domains with matching topology keys is less than minDomains, Pod Topology Spread treats \"global minimum\" as 0, and then the calculation of Skew is performed. And when the number of eligible domains with matching topology keys equals or greater than minDomains, this value has no effect on scheduling. As a result, when the number of eligible domains is less than minDomains, scheduler won't schedule more than maxSkew Pods to those domains. If value is nil, the constraint behaves as if MinDomains is equal to 1. Valid values are integers greater than 0. When value is not nil, WhenUnsatisfiable must be DoNotSchedule.\n\nFor example, in a 3-zone cluster, MaxSkew is set to 2, MinDomains is set to 5 and pods with the same labelSelector spread as 2/2/2: | zone1 | zone2 | zone3 | |  P P  |  P P  |  P P  | The number of domains is less than 5(MinDomains), so \"global minimum\" is treated as 0. In this situation, new pod with the same labelSelector cannot be scheduled, because computed skew will be 3(3 - 0) if new Pod is scheduled to any of the three zones, it will violate MaxSkew.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeAffinityPolicy",
+                    s::property(
+                        s::string(None, &["Honor", "Ignore"]),
+                        "NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when calculating pod topology spread skew. Options are: - Honor: only nodes matching nodeAffinity/nodeSelector are included in the calculations. - Ignore: nodeAffinity/nodeSelector are ignored. All nodes are included in the calculations.\n\nIf this value is nil, the behavior is equivalent to the Honor policy.\n\nPossible enum values:\n - `\"Honor\"` means use this scheduling directive when calculating pod topology spread skew.\n - `\"Ignore\"` means ignore this scheduling directive when calculating pod topology spread skew.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeTaintsPolicy",
+                    s::property(
+                        s::string(None, &["Honor", "Ignore"]),
+                        "NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are included.\n\nIf this value is nil, the behavior is equivalent to the Ignore policy.\n\nPossible enum values:\n - `\"Honor\"` means use this scheduling directive when calculating pod topology spread skew.\n - `\"Ignore\"` means ignore this scheduling directive when calculating pod topology spread skew.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "topologyKey",
+                    s::property(
+                        s::string(None, &[]),
+                        "TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each <key, value> as a \"bucket\", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is \"kubernetes.io/hostname\", each Node is a domain of that topology. And, if TopologyKey is \"topology.kubernetes.io/zone\", each zone is a domain of that topology. It's a required field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "whenUnsatisfiable",
+                    s::property(
+                        s::string(None, &["DoNotSchedule", "ScheduleAnyway"]),
+                        "WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. - ScheduleAnyway tells the scheduler to schedule the pod in any location,\n  but giving higher precedence to topologies that would help reduce the\n  skew.\nA constraint is considered \"Unsatisfiable\" for an incoming pod if and only if every possible node assignment for that pod would violate \"MaxSkew\" on some topology. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: | zone1 | zone2 | zone3 | | P P P |   P   |   P   | If WhenUnsatisfiable is set to DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still be imbalanced, but scheduler won't make it *more* imbalanced. It's a required field.\n\nPossible enum values:\n - `\"DoNotSchedule\"` instructs the scheduler not to schedule the pod when constraints are not satisfied.\n - `\"ScheduleAnyway\"` instructs the scheduler to schedule the pod even if constraints are not satisfied.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for TopologySpreadConstraint {
     fn merge_field(
@@ -14406,6 +26661,53 @@ impl PatchMeta for TypedLocalObjectReference {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TypedLocalObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TypedLocalObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.TypedLocalObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.",
+            Some("atomic"),
+            &["kind", "name"],
+            vec![
+                (
+                    "apiGroup",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is the type of resource being referenced",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the name of resource being referenced",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for TypedLocalObjectReference {
     fn merge_field(
@@ -14453,6 +26755,62 @@ impl PatchMeta for TypedObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TypedObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TypedObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.TypedObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TypedObjectReference contains enough information to let you locate the typed referenced object",
+            None,
+            &["kind", "name"],
+            vec![
+                (
+                    "apiGroup",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is the type of resource being referenced",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the name of resource being referenced",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "Namespace is the namespace of resource being referenced Note that when a namespace is specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferenceGrant documentation for details. (Alpha) This field requires the CrossNamespaceVolumeDataSource feature gate to be enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -14883,6 +27241,305 @@ impl PatchMeta for Volume {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Volume {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Volume")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.Volume")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Volume represents a named volume in a pod that may be accessed by any container in the pod.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "awsElasticBlockStore",
+                    s::property(
+                        generator.subschema_for::<AWSElasticBlockStoreVolumeSource>(),
+                        "awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "azureDisk",
+                    s::property(
+                        generator.subschema_for::<AzureDiskVolumeSource>(),
+                        "azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "azureFile",
+                    s::property(
+                        generator.subschema_for::<AzureFileVolumeSource>(),
+                        "azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "cephfs",
+                    s::property(
+                        generator.subschema_for::<CephFSVolumeSource>(),
+                        "cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "cinder",
+                    s::property(
+                        generator.subschema_for::<CinderVolumeSource>(),
+                        "cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "configMap",
+                    s::property(
+                        generator.subschema_for::<ConfigMapVolumeSource>(),
+                        "configMap represents a configMap that should populate this volume",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "csi",
+                    s::property(
+                        generator.subschema_for::<CSIVolumeSource>(),
+                        "csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "downwardAPI",
+                    s::property(
+                        generator.subschema_for::<DownwardAPIVolumeSource>(),
+                        "downwardAPI represents downward API about the pod that should populate this volume",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "emptyDir",
+                    s::property(
+                        generator.subschema_for::<EmptyDirVolumeSource>(),
+                        "emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ephemeral",
+                    s::property(
+                        generator.subschema_for::<EphemeralVolumeSource>(),
+                        "ephemeral represents a volume that is handled by a cluster storage driver. The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts, and deleted when the pod is removed.\n\nUse this if: a) the volume is only needed while the pod runs, b) features of normal volumes like restoring from snapshot or capacity\n   tracking are needed,\nc) the storage driver is specified through a storage class, and d) the storage driver supports dynamic volume provisioning through\n   a PersistentVolumeClaim (see EphemeralVolumeSource for more\n   information on the connection between this volume type\n   and PersistentVolumeClaim).\n\nUse PersistentVolumeClaim or one of the vendor-specific APIs for volumes that persist for longer than the lifecycle of an individual pod.\n\nUse CSI for light-weight local ephemeral volumes if the CSI driver is meant to be used that way - see the documentation of the driver for more information.\n\nA pod can use both types of ephemeral volumes and persistent volumes at the same time.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fc",
+                    s::property(
+                        generator.subschema_for::<FCVolumeSource>(),
+                        "fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "flexVolume",
+                    s::property(
+                        generator.subschema_for::<FlexVolumeSource>(),
+                        "flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "flocker",
+                    s::property(
+                        generator.subschema_for::<FlockerVolumeSource>(),
+                        "flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "gcePersistentDisk",
+                    s::property(
+                        generator.subschema_for::<GCEPersistentDiskVolumeSource>(),
+                        "gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "gitRepo",
+                    s::property(
+                        generator.subschema_for::<GitRepoVolumeSource>(),
+                        "gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "glusterfs",
+                    s::property(
+                        generator.subschema_for::<GlusterfsVolumeSource>(),
+                        "glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostPath",
+                    s::property(
+                        generator.subschema_for::<HostPathVolumeSource>(),
+                        "hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container. This is generally used for system agents or other privileged things that are allowed to see the host machine. Most containers will NOT need this. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "image",
+                    s::property(
+                        generator.subschema_for::<ImageVolumeSource>(),
+                        "image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine. The volume is resolved at pod startup depending on which PullPolicy value is provided:\n\n- Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. - Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. - IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails.\n\nThe volume gets re-resolved if the pod gets deleted and recreated, which means that new remote content will become available on pod recreation. A failure to resolve or pull the image during pod startup will block containers from starting and may add significant latency. Failures will be retried using normal volume backoff and will be reported on the pod reason and message. The types of objects that may be mounted by this volume are defined by the container runtime implementation on a host machine and at minimum must include all valid types supported by the container image field. The OCI object gets mounted in a single directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the same way as for container images. The volume will be mounted read-only (ro). Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "iscsi",
+                    s::property(
+                        generator.subschema_for::<ISCSIVolumeSource>(),
+                        "iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nfs",
+                    s::property(
+                        generator.subschema_for::<NFSVolumeSource>(),
+                        "nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "persistentVolumeClaim",
+                    s::property(
+                        generator.subschema_for::<PersistentVolumeClaimVolumeSource>(),
+                        "persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "photonPersistentDisk",
+                    s::property(
+                        generator.subschema_for::<PhotonPersistentDiskVolumeSource>(),
+                        "photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "portworxVolume",
+                    s::property(
+                        generator.subschema_for::<PortworxVolumeSource>(),
+                        "portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "projected",
+                    s::property(
+                        generator.subschema_for::<ProjectedVolumeSource>(),
+                        "projected items for all in one resources secrets, configmaps, and downward API",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "quobyte",
+                    s::property(
+                        generator.subschema_for::<QuobyteVolumeSource>(),
+                        "quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "rbd",
+                    s::property(
+                        generator.subschema_for::<RBDVolumeSource>(),
+                        "rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scaleIO",
+                    s::property(
+                        generator.subschema_for::<ScaleIOVolumeSource>(),
+                        "scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secret",
+                    s::property(
+                        generator.subschema_for::<SecretVolumeSource>(),
+                        "secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageos",
+                    s::property(
+                        generator.subschema_for::<StorageOSVolumeSource>(),
+                        "storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "vsphereVolume",
+                    s::property(
+                        generator.subschema_for::<VsphereVirtualDiskVolumeSource>(),
+                        "vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Volume {
     fn merge_field(
@@ -14989,6 +27646,44 @@ impl PatchMeta for VolumeDevice {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeDevice {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeDevice")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VolumeDevice")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "volumeDevice describes a mapping of a raw block device within a container.",
+            None,
+            &["devicePath", "name"],
+            vec![
+                (
+                    "devicePath",
+                    s::property(
+                        s::string(None, &[]),
+                        "devicePath is the path inside of the container that the device will be mapped to.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name must match the name of a persistentVolumeClaim in the pod",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for VolumeDevice {
     fn merge_field(
@@ -15053,6 +27748,89 @@ impl PatchMeta for VolumeMount {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeMount {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeMount")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VolumeMount")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "VolumeMount describes a mounting of a Volume within a container.",
+            None,
+            &["mountPath", "name"],
+            vec![
+                (
+                    "mountPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Path within the container at which the volume should be mounted.  Must not contain ':'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "mountPropagation",
+                    s::property(
+                        s::string(None, &["Bidirectional", "HostToContainer", "None"]),
+                        "mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).\n\nPossible enum values:\n - `\"Bidirectional\"` means that the volume in a container will receive new mounts from the host or other containers, and its own mounts will be propagated from the container to the host or other containers. Note that this mode is recursively applied to all mounts in the volume (\"rshared\" in Linux terminology).\n - `\"HostToContainer\"` means that the volume in a container will receive new mounts from the host or other containers, but filesystems mounted inside the container won't be propagated to the host or other containers. Note that this mode is recursively applied to all mounts in the volume (\"rslave\" in Linux terminology).\n - `\"None\"` means that the volume in a container will not receive new mounts from the host or other containers, and filesystems mounted inside the container won't be propagated to the host or other containers. Note that this mode corresponds to \"private\" in Linux terminology.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "This must match the Name of a Volume.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "recursiveReadOnly",
+                    s::property(
+                        s::string(None, &[]),
+                        "RecursiveReadOnly specifies whether read-only mounts should be handled recursively.\n\nIf ReadOnly is false, this field has no meaning and must be unspecified.\n\nIf ReadOnly is true, and this field is set to Disabled, the mount is not made recursively read-only.  If this field is set to IfPossible, the mount is made recursively read-only, if it is supported by the container runtime.  If this field is set to Enabled, the mount is made recursively read-only if it is supported by the container runtime, otherwise the pod will not be started and an error will be generated to indicate the reason.\n\nIf this field is set to IfPossible or Enabled, MountPropagation must be set to None (or be unspecified, which defaults to None).\n\nIf this field is not specified, it is treated as an equivalent of Disabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "Path within the volume from which the container's volume should be mounted. Defaults to \"\" (volume's root).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subPathExpr",
+                    s::property(
+                        s::string(None, &[]),
+                        "Expanded path within the volume from which the container's volume should be mounted. Behaves similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the container's environment. Defaults to \"\" (volume's root). SubPathExpr and SubPath are mutually exclusive.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -15122,6 +27900,71 @@ impl PatchMeta for VolumeMountStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeMountStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeMountStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VolumeMountStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "VolumeMountStatus shows status of volume mounts.",
+            None,
+            &["mountPath", "name"],
+            vec![
+                (
+                    "mountPath",
+                    s::property(
+                        s::string(None, &[]),
+                        "MountPath corresponds to the original VolumeMount.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name corresponds to the name of the original VolumeMount.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "readOnly",
+                    s::property(
+                        s::boolean(),
+                        "ReadOnly corresponds to the original VolumeMount.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "recursiveReadOnly",
+                    s::property(
+                        s::string(None, &[]),
+                        "RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts). An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled, depending on the mount result.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumeStatus",
+                    s::property(
+                        generator.subschema_for::<VolumeStatus>(),
+                        "volumeStatus represents volume-type-specific status about the mounted volume.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for VolumeMountStatus {
     fn merge_field(
@@ -15169,6 +28012,33 @@ impl PatchMeta for VolumeNodeAffinity {
             fields: Some(<NodeSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeNodeAffinity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeNodeAffinity")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VolumeNodeAffinity")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.",
+            None,
+            &[],
+            vec![(
+                "required",
+                s::property(
+                    generator.subschema_for::<NodeSelector>(),
+                    "required specifies hard node constraints that must be met.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -15297,6 +28167,80 @@ impl PatchMeta for VolumeProjection {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeProjection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeProjection")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VolumeProjection")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Projection that may be projected along with other supported volume types. Exactly one of these fields must be set.",
+            None,
+            &[],
+            vec![
+                (
+                    "clusterTrustBundle",
+                    s::property(
+                        generator.subschema_for::<ClusterTrustBundleProjection>(),
+                        "ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.\n\nAlpha, gated by the ClusterTrustBundleProjection feature gate.\n\nClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.\n\nKubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated. The ordering of certificates within the file is arbitrary, and Kubelet may change the order over time.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "configMap",
+                    s::property(
+                        generator.subschema_for::<ConfigMapProjection>(),
+                        "configMap information about the configMap data to project",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "downwardAPI",
+                    s::property(
+                        generator.subschema_for::<DownwardAPIProjection>(),
+                        "downwardAPI information about the downwardAPI data to project",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podCertificate",
+                    s::property(
+                        generator.subschema_for::<PodCertificateProjection>(),
+                        "Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.\n\nKubelet generates a private key and uses it to send a PodCertificateRequest to the named signer.  Once the signer approves the request and issues a certificate chain, Kubelet writes the key and certificate chain to the pod filesystem.  The pod does not start until certificates have been issued for each podCertificate projected volume source in its spec.\n\nKubelet will begin trying to rotate the certificate at the time indicated by the signer using the PodCertificateRequest.Status.BeginRefreshAt timestamp.\n\nKubelet can write a single file, indicated by the credentialBundlePath field, or separate files, indicated by the keyPath and certificateChainPath fields.\n\nThe credential bundle is a single file in PEM format.  The first PEM entry is the private key (in PKCS#8 format), and the remaining PEM entries are the certificate chain issued by the signer (typically, signers will return their certificate chain in leaf-to-root order).\n\nPrefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads. If these coincide with a certificate rotation, it is possible that the private key and leaf certificate you read may not correspond to each other.  Your application will need to check for this condition, and re-read until they are consistent.\n\nThe named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secret",
+                    s::property(
+                        generator.subschema_for::<SecretProjection>(),
+                        "secret information about the secret data to project",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serviceAccountToken",
+                    s::property(
+                        generator.subschema_for::<ServiceAccountTokenProjection>(),
+                        "serviceAccountToken is information about the serviceAccountToken data to project",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for VolumeProjection {
     fn merge_field(
@@ -15344,6 +28288,44 @@ impl PatchMeta for VolumeResourceRequirements {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeResourceRequirements {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeResourceRequirements")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VolumeResourceRequirements")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "VolumeResourceRequirements describes the storage resource requirements for a volume.",
+            None,
+            &[],
+            vec![
+                (
+                    "limits",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requests",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for VolumeResourceRequirements {
     fn merge_field(
@@ -15388,6 +28370,33 @@ impl PatchMeta for VolumeStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VolumeStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "VolumeStatus represents the status of a mounted volume. At most one of its members must be specified.",
+            None,
+            &[],
+            vec![(
+                "image",
+                s::property(
+                    generator.subschema_for::<ImageVolumeStatus>(),
+                    "image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for VolumeStatus {
     fn merge_field(
@@ -15428,6 +28437,62 @@ impl PatchMeta for VsphereVirtualDiskVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VsphereVirtualDiskVolumeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VsphereVirtualDiskVolumeSource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Represents a vSphere volume resource.",
+            None,
+            &["volumePath"],
+            vec![
+                (
+                    "fsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storagePolicyID",
+                    s::property(
+                        s::string(None, &[]),
+                        "storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the StoragePolicyName.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storagePolicyName",
+                    s::property(
+                        s::string(None, &[]),
+                        "storagePolicyName is the storage Policy Based Management (SPBM) profile name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "volumePath",
+                    s::property(
+                        s::string(None, &[]),
+                        "volumePath is the path that identifies vSphere volume vmdk",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -15482,6 +28547,44 @@ impl PatchMeta for WeightedPodAffinityTerm {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WeightedPodAffinityTerm {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WeightedPodAffinityTerm")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.WeightedPodAffinityTerm")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)",
+            None,
+            &["podAffinityTerm", "weight"],
+            vec![
+                (
+                    "podAffinityTerm",
+                    s::property(
+                        generator.subschema_for::<PodAffinityTerm>(),
+                        "Required. A pod affinity term, associated with the corresponding weight.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "weight",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "weight associated with matching the corresponding podAffinityTerm, in the range 1-100.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for WeightedPodAffinityTerm {
     fn merge_field(
@@ -15527,6 +28630,62 @@ impl PatchMeta for WindowsSecurityContextOptions {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WindowsSecurityContextOptions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WindowsSecurityContextOptions")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.core.v1.WindowsSecurityContextOptions")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "WindowsSecurityContextOptions contain Windows-specific options and credentials.",
+            None,
+            &[],
+            vec![
+                (
+                    "gmsaCredentialSpec",
+                    s::property(
+                        s::string(None, &[]),
+                        "GMSACredentialSpec is where the GMSA admission webhook (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "gmsaCredentialSpecName",
+                    s::property(
+                        s::string(None, &[]),
+                        "GMSACredentialSpecName is the name of the GMSA credential spec to use.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "hostProcess",
+                    s::property(
+                        s::boolean(),
+                        "HostProcess determines if a container should be run as a 'Host Process' container. All of a Pod's containers must have the same effective HostProcess value (it is not allowed to have a mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is true then HostNetwork must also be set to true.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "runAsUserName",
+                    s::property(
+                        s::string(None, &[]),
+                        "The UserName in Windows to run the entrypoint of the container process. Defaults to the user specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -204,6 +204,179 @@ impl PatchMeta for Event {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Event {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Event")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.events.v1.Event")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "action",
+                    s::property(
+                        s::string(None, &[]),
+                        "action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deprecatedCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deprecatedFirstTimestamp",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deprecatedLastTimestamp",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deprecatedSource",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::EventSource>(),
+                        "deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "eventTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "eventTime is the time when this Event was first observed. It is required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "note",
+                    s::property(
+                        s::string(None, &[]),
+                        "note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "regarding",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::ObjectReference>(),
+                        "regarding contains the object this Event is about. In most cases it's an Object reporting controller implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because it acts on some changes in a ReplicaSet object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "related",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::ObjectReference>(),
+                        "related is the optional secondary object for more complex actions. E.g. when regarding object triggers a creation or deletion of related object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reportingController",
+                    s::property(
+                        s::string(None, &[]),
+                        "reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reportingInstance",
+                    s::property(
+                        s::string(None, &[]),
+                        "reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "series",
+                    s::property(
+                        generator.subschema_for::<EventSeries>(),
+                        "series is data about the Event series this event represents or nil if it's a singleton Event.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Event {
     fn merge_field(
@@ -266,6 +439,44 @@ impl PatchMeta for EventSeries {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EventSeries {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("EventSeries")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.events.v1.EventSeries")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time. How often to update the EventSeries is up to the event reporters. The default event reporter in \"k8s.io/client-go/tools/events/event_broadcaster.go\" shows how this struct is updated on heartbeats and can guide customized reporter implementations.",
+            None,
+            &["count", "lastObservedTime"],
+            vec![
+                (
+                    "count",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "count is the number of occurrences in this series up to the last heartbeat time.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lastObservedTime",
+                    s::property(
+                        generator.subschema_for::<MicroTime>(),
+                        "lastObservedTime is the time when last Event from the series was seen before last heartbeat.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -42,6 +42,44 @@ impl PatchMeta for ExemptPriorityLevelConfiguration {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ExemptPriorityLevelConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ExemptPriorityLevelConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ExemptPriorityLevelConfiguration describes the configurable aspects of the handling of exempt requests. In the mandatory exempt configuration object the values in the fields here can be modified by authorized users, unlike the rest of the `spec`.",
+            None,
+            &[],
+            vec![
+                (
+                    "lendablePercent",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels.  This value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.\n\nLendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nominalConcurrencyShares",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats nominally reserved for this priority level. This DOES NOT limit the dispatching from this priority level but affects the other priority levels through the borrowing mechanism. The server's concurrency limit (ServerCL) is divided among all the priority levels in proportion to their NCS values:\n\nNominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)\n\nBigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level. This field has a default value of zero.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ExemptPriorityLevelConfiguration {
     fn merge_field(
@@ -75,6 +113,33 @@ impl PatchMeta for FlowDistinguisherMethod {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlowDistinguisherMethod {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlowDistinguisherMethod")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FlowDistinguisherMethod specifies the method of a flow distinguisher.",
+            None,
+            &["type"],
+            vec![(
+                "type",
+                s::property(
+                    s::string(None, &[]),
+                    "`type` is the type of flow distinguisher method The supported types are \"ByUser\" and \"ByNamespace\". Required.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -178,6 +243,71 @@ impl PatchMeta for FlowSchema {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlowSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlowSchema")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.FlowSchema")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a \"flow distinguisher\".",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<FlowSchemaSpec>(),
+                        "`spec` is the specification of the desired behavior of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<FlowSchemaStatus>(),
+                        "`status` is the current status of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for FlowSchema {
     fn merge_field(
@@ -230,6 +360,71 @@ impl PatchMeta for FlowSchemaCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlowSchemaCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlowSchemaCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.FlowSchemaCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FlowSchemaCondition describes conditions for a FlowSchema.",
+            None,
+            &[],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "`lastTransitionTime` is the last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "`message` is a human-readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "`reason` is a unique, one-word, CamelCase reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "`status` is the status of the condition. Can be True, False, Unknown. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "`type` is the type of the condition. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -315,6 +510,66 @@ impl PatchMeta for FlowSchemaSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlowSchemaSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlowSchemaSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.FlowSchemaSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FlowSchemaSpec describes how the FlowSchema's specification looks like.",
+            None,
+            &["priorityLevelConfiguration"],
+            vec![
+                (
+                    "distinguisherMethod",
+                    s::property(
+                        generator.subschema_for::<FlowDistinguisherMethod>(),
+                        "`distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "matchingPrecedence",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen FlowSchema is among those with the numerically lowest (which we take to be logically highest) MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000]. Note that if the precedence is not specified, it will be set to 1000 as default.",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "priorityLevelConfiguration",
+                    s::property(
+                        generator.subschema_for::<PriorityLevelConfigurationReference>(),
+                        "`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot be resolved, the FlowSchema will be ignored and marked as invalid in its status. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "rules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PolicyRulesWithSubjects>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "`rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request. if it is an empty slice, there will be no requests matching the FlowSchema.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for FlowSchemaSpec {
     fn merge_field(
@@ -363,6 +618,34 @@ impl PatchMeta for FlowSchemaStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FlowSchemaStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FlowSchemaStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.FlowSchemaStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // x-kubernetes-list-type map left out (atomic): key "type" of FlowSchemaCondition is neither required nor defaulted, which the API server refuses in a CRD schema.
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "FlowSchemaStatus represents the current state of a FlowSchema.",
+            None,
+            &[],
+            vec![(
+                "conditions",
+                s::property(
+                    s::array(generator.subschema_for::<FlowSchemaCondition>(), None, &[]),
+                    "`conditions` is a list of the current states of FlowSchema.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for FlowSchemaStatus {
     fn merge_field(
@@ -394,6 +677,33 @@ impl PatchMeta for GroupSubject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GroupSubject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GroupSubject")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.GroupSubject")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "GroupSubject holds detailed information for group-kind subject.",
+            None,
+            &["name"],
+            vec![(
+                "name",
+                s::property(
+                    s::string(None, &[]),
+                    "name is the user group that matches, or \"*\" to match all user groups. See https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go for some well-known group names. Required.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -439,6 +749,44 @@ impl PatchMeta for LimitResponse {
             fields: Some(<QueuingConfiguration as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LimitResponse")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.LimitResponse")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LimitResponse defines how to handle requests that can not be executed right now.",
+            None,
+            &["type"],
+            vec![
+                (
+                    "queuing",
+                    s::property(
+                        generator.subschema_for::<QueuingConfiguration>(),
+                        "`queuing` holds the configuration parameters for queuing. This field may be non-empty only if `type` is `\"Queue\"`.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "`type` is \"Queue\" or \"Reject\". \"Queue\" means that requests that can not be executed upon arrival are held in a queue until they can be executed or a queuing limit is reached. \"Reject\" means that requests that can not be executed upon arrival are rejected. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -517,6 +865,62 @@ impl PatchMeta for LimitedPriorityLevelConfiguration {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitedPriorityLevelConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("LimitedPriorityLevelConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "LimitedPriorityLevelConfiguration specifies how to handle requests that are subject to limits. It addresses two issues:\n  - How are requests for this priority level limited?\n  - What should be done with requests that exceed the limit?",
+            None,
+            &[],
+            vec![
+                (
+                    "borrowingLimitPercent",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`borrowingLimitPercent`, if present, configures a limit on how many seats this priority level can borrow from other priority levels. The limit is known as this level's BorrowingConcurrencyLimit (BorrowingCL) and is a limit on the total number of seats that this level may borrow at any one time. This field holds the ratio of that limit to the level's nominal concurrency limit. When this field is non-nil, it must hold a non-negative integer and the limit is calculated as follows.\n\nBorrowingCL(i) = round( NominalCL(i) * borrowingLimitPercent(i)/100.0 )\n\nThe value of this field can be more than 100, implying that this priority level can borrow a number of seats that is greater than its own nominal concurrency limit (NominalCL). When this field is left `nil`, the limit is effectively infinite.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "lendablePercent",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels. The value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.\n\nLendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "limitResponse",
+                    s::property(
+                        generator.subschema_for::<LimitResponse>(),
+                        "`limitResponse` indicates what to do with requests that can not be executed right now",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nominalConcurrencyShares",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level. This is used both for requests dispatched from this priority level as well as requests dispatched from other priority levels borrowing seats from this level. The server's concurrency limit (ServerCL) is divided among the Limited priority levels in proportion to their NCS values:\n\nNominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)\n\nBigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level.\n\nIf not specified, this field defaults to a value of 30.\n\nSetting this field to zero supports the construction of a \"jail\" for this priority level that is used to hold some request(s)",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for LimitedPriorityLevelConfiguration {
     fn merge_field(
@@ -592,6 +996,44 @@ impl PatchMeta for NonResourcePolicyRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NonResourcePolicyRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NonResourcePolicyRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.NonResourcePolicyRule")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.",
+            None,
+            &["nonResourceURLs", "verbs"],
+            vec![
+                (
+                    "nonResourceURLs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "`nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty. For example:\n  - \"/healthz\" is legal\n  - \"/hea*\" is illegal\n  - \"/hea\" is legal but matches nothing\n  - \"/hea/*\" also matches nothing\n  - \"/healthz/*\" matches all per-component health checks.\n\"*\" matches all non-resource urls. if it is present, it must be the only entry. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verbs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "`verbs` is a list of matching verbs and may not be empty. \"*\" matches all verbs. If it is present, it must be the only entry. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NonResourcePolicyRule {
     fn merge_field(
@@ -662,6 +1104,61 @@ impl PatchMeta for PolicyRulesWithSubjects {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PolicyRulesWithSubjects {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PolicyRulesWithSubjects")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject making the request, the verb being requested, and the resource to be acted upon. This PolicyRulesWithSubjects matches a request if and only if both (a) at least one member of subjects matches the request and (b) at least one member of resourceRules or nonResourceRules matches the request.",
+            None,
+            &["subjects"],
+            vec![
+                (
+                    "nonResourceRules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NonResourcePolicyRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "`nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb and the target non-resource URL.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceRules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ResourcePolicyRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "`resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the target resource. At least one of `resourceRules` and `nonResourceRules` has to be non-empty.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subjects",
+                    s::property(
+                        s::array(generator.subschema_for::<Subject>(), Some("atomic"), &[]),
+                        "subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice. A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -769,6 +1266,71 @@ impl PatchMeta for PriorityLevelConfiguration {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PriorityLevelConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PriorityLevelConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PriorityLevelConfiguration represents the configuration of a priority level.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PriorityLevelConfigurationSpec>(),
+                        "`spec` is the specification of the desired behavior of a \"request-priority\". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<PriorityLevelConfigurationStatus>(),
+                        "`status` is the current status of a \"request-priority\". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PriorityLevelConfiguration {
     fn merge_field(
@@ -824,6 +1386,71 @@ impl PatchMeta for PriorityLevelConfigurationCondition {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PriorityLevelConfigurationCondition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PriorityLevelConfigurationCondition")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PriorityLevelConfigurationCondition defines the condition of priority level.",
+            None,
+            &[],
+            vec![
+                (
+                    "lastTransitionTime",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "`lastTransitionTime` is the last time the condition transitioned from one status to another.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "message",
+                    s::property(
+                        s::string(None, &[]),
+                        "`message` is a human-readable message indicating details about last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reason",
+                    s::property(
+                        s::string(None, &[]),
+                        "`reason` is a unique, one-word, CamelCase reason for the condition's last transition.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        s::string(None, &[]),
+                        "`status` is the status of the condition. Can be True, False, Unknown. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "`type` is the type of the condition. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PriorityLevelConfigurationCondition {
     fn merge_field(
@@ -863,6 +1490,33 @@ impl PatchMeta for PriorityLevelConfigurationReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PriorityLevelConfigurationReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PriorityLevelConfigurationReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PriorityLevelConfigurationReference contains information that points to the \"request-priority\" being used.",
+            None,
+            &["name"],
+            vec![(
+                "name",
+                s::property(
+                    s::string(None, &[]),
+                    "`name` is the name of the priority level configuration being referenced Required.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -925,6 +1579,53 @@ impl PatchMeta for PriorityLevelConfigurationSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PriorityLevelConfigurationSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PriorityLevelConfigurationSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PriorityLevelConfigurationSpec specifies the configuration of a priority level.",
+            None,
+            &["type"],
+            vec![
+                (
+                    "exempt",
+                    s::property(
+                        generator.subschema_for::<ExemptPriorityLevelConfiguration>(),
+                        "`exempt` specifies how requests are handled for an exempt priority level. This field MUST be empty if `type` is `\"Limited\"`. This field MAY be non-empty if `type` is `\"Exempt\"`. If empty and `type` is `\"Exempt\"` then the default values for `ExemptPriorityLevelConfiguration` apply.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "limited",
+                    s::property(
+                        generator.subschema_for::<LimitedPriorityLevelConfiguration>(),
+                        "`limited` specifies how requests are handled for a Limited priority level. This field must be non-empty if and only if `type` is `\"Limited\"`.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "type",
+                    s::property(
+                        s::string(None, &[]),
+                        "`type` indicates whether this priority level is subject to limitation on request execution.  A value of `\"Exempt\"` means that requests of this priority level are not subject to a limit (and thus are never queued) and do not detract from the capacity made available to other priority levels.  A value of `\"Limited\"` means that (a) requests of this priority level _are_ subject to limits and (b) some of the server's limited capacity is made available exclusively to this priority level. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PriorityLevelConfigurationSpec {
     fn merge_field(
@@ -971,6 +1672,38 @@ impl PatchMeta for PriorityLevelConfigurationStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PriorityLevelConfigurationStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PriorityLevelConfigurationStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // x-kubernetes-list-type map left out (atomic): key "type" of PriorityLevelConfigurationCondition is neither required nor defaulted, which the API server refuses in a CRD schema.
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PriorityLevelConfigurationStatus represents the current state of a \"request-priority\".",
+            None,
+            &[],
+            vec![(
+                "conditions",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<PriorityLevelConfigurationCondition>(),
+                        None,
+                        &[],
+                    ),
+                    "`conditions` is the current state of \"request-priority\".",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PriorityLevelConfigurationStatus {
     fn merge_field(
@@ -1008,6 +1741,53 @@ impl PatchMeta for QueuingConfiguration {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for QueuingConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("QueuingConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.QueuingConfiguration")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "QueuingConfiguration holds the configuration parameters for queuing",
+            None,
+            &[],
+            vec![
+                (
+                    "handSize",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`handSize` is a small positive number that configures the shuffle sharding of requests into queues.  When enqueuing a request at this priority level the request's flow identifier (a string pair) is hashed and the hash value is used to shuffle the list of queues and deal a hand of the size specified here.  The request is put into one of the shortest queues in that hand. `handSize` must be no larger than `queues`, and should be significantly smaller (so that a few heavy flows do not saturate most of the queues).  See the user-facing documentation for more extensive guidance on setting this field.  This field has a default value of 8.",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "queueLengthLimit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`queueLengthLimit` is the maximum number of requests allowed to be waiting in a given queue of this priority level at a time; excess requests are rejected.  This value must be positive.  If not specified, it will be defaulted to 50.",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "queues",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "`queues` is the number of queues for this priority level. The queues exist independently at each apiserver. The value must be positive.  Setting it to 1 effectively precludes shufflesharding and thus makes the distinguisher method of associated flow schemas irrelevant.  This field has a default value of 64.",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1108,6 +1888,71 @@ impl PatchMeta for ResourcePolicyRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourcePolicyRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourcePolicyRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.ResourcePolicyRule")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource. A ResourcePolicyRule matches a resource request if and only if: (a) at least one member of verbs matches the request, (b) at least one member of apiGroups matches the request, (c) at least one member of resources matches the request, and (d) either (d1) the request does not specify a namespace (i.e., `Namespace==\"\"`) and clusterScope is true or (d2) the request specifies a namespace and least one member of namespaces matches the request's namespace.",
+            None,
+            &["apiGroups", "resources", "verbs"],
+            vec![
+                (
+                    "apiGroups",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "`apiGroups` is a list of matching API groups and may not be empty. \"*\" matches all API groups and, if present, must be the only entry. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "clusterScope",
+                    s::property(
+                        s::boolean(),
+                        "`clusterScope` indicates whether to match requests that do not specify a namespace (which happens either because the resource is not namespaced or the request targets all namespaces). If this field is omitted or false then the `namespaces` field must contain a non-empty list.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespaces",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "`namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains \"*\".  Note that \"*\" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "`resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, [ \"services\", \"nodes/status\" ].  This list may not be empty. \"*\" matches all resources and, if present, must be the only entry. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verbs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("set"), &[]),
+                        "`verbs` is a list of matching verbs and may not be empty. \"*\" matches all verbs and, if present, must be the only entry. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourcePolicyRule {
     fn merge_field(
@@ -1150,6 +1995,44 @@ impl PatchMeta for ServiceAccountSubject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceAccountSubject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceAccountSubject")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.ServiceAccountSubject")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceAccountSubject holds detailed information for service-account-kind subject.",
+            None,
+            &["name", "namespace"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "`name` is the name of matching ServiceAccount objects, or \"*\" to match regardless of name. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "`namespace` is the namespace of matching ServiceAccount objects. Required.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1226,6 +2109,62 @@ impl PatchMeta for Subject {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Subject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Subject")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.Subject")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Subject matches the originator of a request, as identified by the request authentication system. There are three ways of matching an originator; by user, group, or service account.",
+            None,
+            &["kind"],
+            vec![
+                (
+                    "group",
+                    s::property(
+                        generator.subschema_for::<GroupSubject>(),
+                        "`group` matches based on user group name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "`kind` indicates which one of the other fields is non-empty. Required",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serviceAccount",
+                    s::property(
+                        generator.subschema_for::<ServiceAccountSubject>(),
+                        "`serviceAccount` matches ServiceAccounts.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "user",
+                    s::property(
+                        generator.subschema_for::<UserSubject>(),
+                        "`user` matches based on username.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Subject {
     fn merge_field(
@@ -1263,6 +2202,33 @@ impl PatchMeta for UserSubject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserSubject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("UserSubject")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.flowcontrol.v1.UserSubject")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "UserSubject holds detailed information for user-kind subject.",
+            None,
+            &["name"],
+            vec![(
+                "name",
+                s::property(
+                    s::string(None, &[]),
+                    "`name` is the username that matches, or \"*\" to match all usernames. Required.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 

@@ -64,6 +64,53 @@ impl PatchMeta for HTTPIngressPath {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HTTPIngressPath {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HTTPIngressPath")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.HTTPIngressPath")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HTTPIngressPath associates a path with a backend. Incoming urls matching the path are forwarded to the backend.",
+            None,
+            &["backend", "pathType"],
+            vec![
+                (
+                    "backend",
+                    s::property(
+                        generator.subschema_for::<IngressBackend>(),
+                        "backend defines the referenced service endpoint to which the traffic will be forwarded to.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "path",
+                    s::property(
+                        s::string(None, &[]),
+                        "path is matched against the path of an incoming request. Currently it can contain characters disallowed from the conventional \"path\" part of a URL as defined by RFC 3986. Paths must begin with a '/' and must be present when using PathType with value \"Exact\" or \"Prefix\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pathType",
+                    s::property(
+                        s::string(None, &["Exact", "ImplementationSpecific", "Prefix"]),
+                        "pathType determines the interpretation of the path matching. PathType can be one of the following values: * Exact: Matches the URL path exactly. * Prefix: Matches based on a URL path prefix split by '/'. Matching is\n  done on a path element by element basis. A path element refers is the\n  list of labels in the path split by the '/' separator. A request is a\n  match for path p if every p is an element-wise prefix of p of the\n  request path. Note that if the last element of the path is a substring\n  of the last element in request path, it is not a match (e.g. /foo/bar\n  matches /foo/bar/baz, but does not match /foo/barbaz).\n* ImplementationSpecific: Interpretation of the Path matching is up to\n  the IngressClass. Implementations can treat this as a separate PathType\n  or treat it identically to Prefix or Exact path types.\nImplementations are required to support all path types.\n\nPossible enum values:\n - `\"Exact\"` matches the URL path exactly and with case sensitivity.\n - `\"ImplementationSpecific\"` matching is up to the IngressClass. Implementations can treat this as a separate PathType or treat it identically to Prefix or Exact path types.\n - `\"Prefix\"` matches based on a URL path prefix split by '/'. Matching is case sensitive and done on a path element by element basis. A path element refers to the list of labels in the path split by the '/' separator. A request is a match for path p if every p is an element-wise prefix of p of the request path. Note that if the last element of the path is a substring of the last element in request path, it is not a match (e.g. /foo/bar matches /foo/bar/baz, but does not match /foo/barbaz). If multiple matching paths exist in an Ingress spec, the longest matching path is given priority. Examples: - /foo/bar does not match requests to /foo/barbaz - /foo/bar matches request to /foo/bar and /foo/bar/baz - /foo and /foo/ both match requests to /foo and /foo/. If both paths are present in an Ingress spec, the longest matching path (/foo/) is given priority.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for HTTPIngressPath {
     fn merge_field(
@@ -110,6 +157,37 @@ impl PatchMeta for HTTPIngressRuleValue {
             fields: Some(<HTTPIngressPath as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HTTPIngressRuleValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HTTPIngressRuleValue")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.HTTPIngressRuleValue")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: http://<host>/<path>?<searchpart> -> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last '/' and before the first '?' or '#'.",
+            None,
+            &["paths"],
+            vec![(
+                "paths",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<HTTPIngressPath>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "paths is a collection of paths that map requests to backends.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -196,6 +274,62 @@ impl PatchMeta for IPAddress {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IPAddress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IPAddress")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IPAddress")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<IPAddressSpec>(),
+                        "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for IPAddress {
     fn merge_field(
@@ -237,6 +371,33 @@ impl PatchMeta for IPAddressSpec {
             fields: Some(<ParentReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IPAddressSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IPAddressSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IPAddressSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IPAddressSpec describe the attributes in an IP Address.",
+            None,
+            &["parentRef"],
+            vec![(
+                "parentRef",
+                s::property(
+                    generator.subschema_for::<ParentReference>(),
+                    "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -282,6 +443,44 @@ impl PatchMeta for IPBlock {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IPBlock {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IPBlock")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IPBlock")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IPBlock describes a particular CIDR (Ex. \"192.168.1.0/24\",\"2001:db8::/64\") that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The except entry describes CIDRs that should not be included within this rule.",
+            None,
+            &["cidr"],
+            vec![
+                (
+                    "cidr",
+                    s::property(
+                        s::string(None, &[]),
+                        "cidr is a string representing the IPBlock Valid examples are \"192.168.1.0/24\" or \"2001:db8::/64\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "except",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "except is a slice of CIDRs that should not be included within an IPBlock Valid examples are \"192.168.1.0/24\" or \"2001:db8::/64\" Except values will be rejected if they are outside the cidr range",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -387,6 +586,71 @@ impl PatchMeta for Ingress {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Ingress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Ingress")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.Ingress")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<IngressSpec>(),
+                        "spec is the desired state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<IngressStatus>(),
+                        "status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Ingress {
     fn merge_field(
@@ -446,6 +710,44 @@ impl PatchMeta for IngressBackend {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressBackend {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressBackend")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressBackend")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressBackend describes all endpoints for a given service and port.",
+            None,
+            &[],
+            vec![
+                (
+                    "resource",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::TypedLocalObjectReference>(),
+                        "resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with \"Service\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "service",
+                    s::property(
+                        generator.subschema_for::<IngressServiceBackend>(),
+                        "service references a service as a backend. This is a mutually exclusive setting with \"Resource\".",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -536,6 +838,62 @@ impl PatchMeta for IngressClass {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressClass {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressClass")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressClass")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an IngressClass should be considered default. When a single IngressClass resource has this annotation set to true, new Ingress resources without a class specified will be assigned this default class.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<IngressClassSpec>(),
+                        "spec is the desired state of the IngressClass. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for IngressClass {
     fn merge_field(
@@ -581,6 +939,71 @@ impl PatchMeta for IngressClassParametersReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressClassParametersReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressClassParametersReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressClassParametersReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressClassParametersReference identifies an API object. This can be used to specify a cluster or namespace-scoped resource.",
+            None,
+            &["kind", "name"],
+            vec![
+                (
+                    "apiGroup",
+                    s::property(
+                        s::string(None, &[]),
+                        "apiGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "kind is the type of resource being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of resource being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "namespace is the namespace of the resource being referenced. This field is required when scope is set to \"Namespace\" and must be unset when scope is set to \"Cluster\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scope",
+                    s::property(
+                        s::string(None, &[]),
+                        "scope represents if this refers to a cluster or namespace scoped resource. This may be set to \"Cluster\" (default) or \"Namespace\".",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -637,6 +1060,44 @@ impl PatchMeta for IngressClassSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressClassSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressClassSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressClassSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressClassSpec provides information about the class of an Ingress.",
+            None,
+            &[],
+            vec![
+                (
+                    "controller",
+                    s::property(
+                        s::string(None, &[]),
+                        "controller refers to the name of the controller that should handle this class. This allows for different \"flavors\" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. \"acme.io/ingress-controller\". This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "parameters",
+                    s::property(
+                        generator.subschema_for::<IngressClassParametersReference>(),
+                        "parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for IngressClassSpec {
     fn merge_field(
@@ -687,6 +1148,57 @@ impl PatchMeta for IngressLoadBalancerIngress {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressLoadBalancerIngress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressLoadBalancerIngress")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressLoadBalancerIngress")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressLoadBalancerIngress represents the status of a load-balancer ingress point.",
+            None,
+            &[],
+            vec![
+                (
+                    "hostname",
+                    s::property(
+                        s::string(None, &[]),
+                        "hostname is set for load-balancer ingress points that are DNS based.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ip",
+                    s::property(
+                        s::string(None, &[]),
+                        "ip is set for load-balancer ingress points that are IP based.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ports",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<IngressPortStatus>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "ports provides information about the ports exposed by this LoadBalancer.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for IngressLoadBalancerIngress {
     fn merge_field(
@@ -730,6 +1242,37 @@ impl PatchMeta for IngressLoadBalancerStatus {
             fields: Some(<IngressLoadBalancerIngress as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressLoadBalancerStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressLoadBalancerStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressLoadBalancerStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressLoadBalancerStatus represents the status of a load-balancer.",
+            None,
+            &[],
+            vec![(
+                "ingress",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<IngressLoadBalancerIngress>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "ingress is a list containing ingress points for the load-balancer.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -778,6 +1321,53 @@ impl PatchMeta for IngressPortStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressPortStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressPortStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressPortStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressPortStatus represents the error condition of a service port",
+            None,
+            &["port", "protocol"],
+            vec![
+                (
+                    "error",
+                    s::property(
+                        s::string(None, &[]),
+                        "error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use\n  CamelCase names\n- cloud provider specific error values must have names that comply with the\n  format foo.example.com/CamelCase.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "port is the port number of the ingress port.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protocol",
+                    s::property(
+                        s::string(None, &["SCTP", "TCP", "UDP"]),
+                        "protocol is the protocol of the ingress port. The supported values are: \"TCP\", \"UDP\", \"SCTP\"\n\nPossible enum values:\n - `\"SCTP\"` is the SCTP protocol.\n - `\"TCP\"` is the TCP protocol.\n - `\"UDP\"` is the UDP protocol.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -837,6 +1427,36 @@ impl PatchMeta for IngressRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressRule")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressRule represents the rules mapping the paths under a specified host to the related backend services. Incoming requests are first evaluated for a host match, then routed to the backend associated with the matching IngressRuleValue.",
+            None,
+            &[],
+            vec![
+                (
+                    "host",
+                    s::property(
+                        s::string(None, &[]),
+                        "host is the fully qualified domain name of a network host, as defined by RFC 3986. Note the following deviations from the \"host\" part of the URI as defined in RFC 3986: 1. IPs are not allowed. Currently an IngressRuleValue can only apply to\n   the IP in the Spec of the parent Ingress.\n2. The `:` delimiter is not respected because ports are not allowed.\n\t  Currently the port of an Ingress is implicitly :80 for http and\n\t  :443 for https.\nBoth these may change in the future. Incoming requests are matched against the host before the IngressRuleValue. If the host is unspecified, the Ingress routes all traffic based on the specified IngressRuleValue.\n\nhost can be \"precise\" which is a domain name without the terminating dot of a network host (e.g. \"foo.bar.com\") or \"wildcard\", which is a domain name prefixed with a single wildcard label (e.g. \"*.foo.com\"). The wildcard character '*' must appear by itself as the first DNS label and matches only a single label. You cannot have a wildcard label by itself (e.g. Host == \"*\"). Requests will be matched against the Host field in the following way: 1. If host is precise, the request matches this rule if the http host header is equal to Host. 2. If host is a wildcard, then the request matches this rule if the http host header is to equal to the suffix (removing the first label) of the wildcard rule.",
+                        None,
+                        None,
+                    ),
+                ),
+                ("http", generator.subschema_for::<HTTPIngressRuleValue>()),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for IngressRule {
     fn merge_field(
@@ -890,6 +1510,44 @@ impl PatchMeta for IngressServiceBackend {
             fields: Some(<ServiceBackendPort as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressServiceBackend {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressServiceBackend")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressServiceBackend")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressServiceBackend references a Kubernetes Service as a Backend.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the referenced service. The service must exist in the same namespace as the Ingress object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        generator.subschema_for::<ServiceBackendPort>(),
+                        "port of the referenced service. A port name or port number is required for a IngressServiceBackend.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -966,6 +1624,66 @@ impl PatchMeta for IngressSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressSpec describes the Ingress the user wishes to exist.",
+            None,
+            &[],
+            vec![
+                (
+                    "defaultBackend",
+                    s::property(
+                        generator.subschema_for::<IngressBackend>(),
+                        "defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified. If DefaultBackend is not set, the handling of requests that do not match any of the rules will be up to the Ingress controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ingressClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ingressClassName is the name of an IngressClass cluster resource. Ingress controller implementations use this field to know whether they should be serving this Ingress resource, by a transitive connection (controller -> IngressClass -> Ingress resource). Although the `kubernetes.io/ingress.class` annotation (simple constant name) was never formally defined, it was widely supported by Ingress controllers to create a direct binding between Ingress controller and Ingress resources. Newly created Ingress resources should prefer using the field. However, even though the annotation is officially deprecated, for backwards compatibility reasons, ingress controllers should still honor that annotation if present.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "rules",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<IngressRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "rules is a list of host rules used to configure the Ingress. If unspecified, or no rule matches, all traffic is sent to the default backend.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tls",
+                    s::property(
+                        s::array(generator.subschema_for::<IngressTLS>(), Some("atomic"), &[]),
+                        "tls represents the TLS configuration. Currently the Ingress only supports a single TLS port, 443. If multiple members of this list specify different hosts, they will be multiplexed on the same port according to the hostname specified through the SNI TLS extension, if the ingress controller fulfilling the ingress supports SNI.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for IngressSpec {
     fn merge_field(
@@ -1014,6 +1732,33 @@ impl PatchMeta for IngressStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressStatus describe the current state of the Ingress.",
+            None,
+            &[],
+            vec![(
+                "loadBalancer",
+                s::property(
+                    generator.subschema_for::<IngressLoadBalancerStatus>(),
+                    "loadBalancer contains the current status of the load-balancer.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for IngressStatus {
     fn merge_field(
@@ -1056,6 +1801,44 @@ impl PatchMeta for IngressTLS {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IngressTLS {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("IngressTLS")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.IngressTLS")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "IngressTLS describes the transport layer security associated with an ingress.",
+            None,
+            &[],
+            vec![
+                (
+                    "hosts",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "hosts is a list of hosts included in the TLS certificate. The values in this list must match the name/s used in the tlsSecret. Defaults to the wildcard host setting for the loadbalancer controller fulfilling this Ingress, if left unspecified.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "secretName",
+                    s::property(
+                        s::string(None, &[]),
+                        "secretName is the name of the secret used to terminate TLS traffic on port 443. Field is left optional to allow TLS routing based on SNI hostname alone. If the SNI host in a listener conflicts with the \"Host\" header field used by an IngressRule, the SNI host is used for termination and value of the \"Host\" header is used for routing.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1146,6 +1929,62 @@ impl PatchMeta for NetworkPolicy {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NetworkPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NetworkPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.NetworkPolicy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NetworkPolicy describes what network traffic is allowed for a set of Pods",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<NetworkPolicySpec>(),
+                        "spec represents the specification of the desired behavior for this NetworkPolicy.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NetworkPolicy {
     fn merge_field(
@@ -1204,6 +2043,52 @@ impl PatchMeta for NetworkPolicyEgressRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NetworkPolicyEgressRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NetworkPolicyEgressRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.NetworkPolicyEgressRule")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to. This type is beta-level in 1.8",
+            None,
+            &[],
+            vec![
+                (
+                    "ports",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NetworkPolicyPort>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "ports is a list of destination ports for outgoing traffic. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "to",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NetworkPolicyPeer>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "to is a list of destinations for outgoing traffic of pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all destinations (traffic not restricted by destination). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the to list.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NetworkPolicyEgressRule {
     fn merge_field(
@@ -1259,6 +2144,52 @@ impl PatchMeta for NetworkPolicyIngressRule {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NetworkPolicyIngressRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NetworkPolicyIngressRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.NetworkPolicyIngressRule")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from.",
+            None,
+            &[],
+            vec![
+                (
+                    "from",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NetworkPolicyPeer>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "from is a list of sources which should be able to access the pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all sources (traffic not restricted by source). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the from list.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ports",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NetworkPolicyPort>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "ports is a list of ports which should be made accessible on the pods selected for this rule. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1336,6 +2267,53 @@ impl PatchMeta for NetworkPolicyPeer {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NetworkPolicyPeer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NetworkPolicyPeer")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.NetworkPolicyPeer")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of fields are allowed",
+            None,
+            &[],
+            vec![
+                (
+                    "ipBlock",
+                    s::property(
+                        generator.subschema_for::<IPBlock>(),
+                        "ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespaceSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.\n\nIf podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.\n\nIf namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NetworkPolicyPeer {
     fn merge_field(
@@ -1382,6 +2360,53 @@ impl PatchMeta for NetworkPolicyPort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NetworkPolicyPort {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NetworkPolicyPort")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.NetworkPolicyPort")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NetworkPolicyPort describes a port to allow traffic on",
+            None,
+            &[],
+            vec![
+                (
+                    "endPort",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "endPort indicates that the range of ports from port to endPort if set, inclusive, should be allowed by the policy. This field cannot be defined if the port field is not defined or if the port field is defined as a named (string) port. The endPort must be equal or greater than port.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "port",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "port represents the port on the given protocol. This can either be a numerical or named port on a pod. If this field is not provided, this matches all port names and numbers. If present, only traffic on the specified protocol AND port will be matched.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "protocol",
+                    s::property(
+                        s::string(None, &["SCTP", "TCP", "UDP"]),
+                        "protocol represents the protocol (TCP, UDP, or SCTP) which traffic must match. If not specified, this field defaults to TCP.\n\nPossible enum values:\n - `\"SCTP\"` is the SCTP protocol.\n - `\"TCP\"` is the TCP protocol.\n - `\"UDP\"` is the UDP protocol.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1469,6 +2494,70 @@ impl PatchMeta for NetworkPolicySpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NetworkPolicySpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NetworkPolicySpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.NetworkPolicySpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NetworkPolicySpec provides the specification of a NetworkPolicy",
+            None,
+            &[],
+            vec![
+                (
+                    "egress",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NetworkPolicyEgressRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "egress is a list of egress rules to be applied to the selected pods. Outgoing traffic is allowed if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic matches at least one egress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy limits all outgoing traffic (and serves solely to ensure that the pods it selects are isolated by default). This field is beta-level in 1.8",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ingress",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<NetworkPolicyIngressRule>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podSelector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "policyTypes",
+                    s::property(
+                        s::array(s::string(None, &["Egress", "Ingress"]), Some("atomic"), &[]),
+                        "policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are [\"Ingress\"], [\"Egress\"], or [\"Ingress\", \"Egress\"]. If this field is not specified, it will default based on the existence of ingress or egress rules; policies that contain an egress section are assumed to affect egress, and all policies (whether or not they contain an ingress section) are assumed to affect ingress. If you want to write an egress-only policy, you must explicitly specify policyTypes [ \"Egress\" ]. Likewise, if you want to write a policy that specifies that no egress is allowed, you must specify a policyTypes value that include \"Egress\" (since such a policy would not include an egress section and would otherwise default to just [ \"Ingress\" ]). This field is beta-level in 1.8",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NetworkPolicySpec {
     fn merge_field(
@@ -1518,6 +2607,62 @@ impl PatchMeta for ParentReference {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ParentReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ParentReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.ParentReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ParentReference describes a reference to a parent object.",
+            None,
+            &["name", "resource"],
+            vec![
+                (
+                    "group",
+                    s::property(
+                        s::string(None, &[]),
+                        "Group is the group of the object being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the name of the object being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "Namespace is the namespace of the object being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resource",
+                    s::property(
+                        s::string(None, &[]),
+                        "Resource is the resource of the object being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ParentReference {
     fn merge_field(
@@ -1559,6 +2704,44 @@ impl PatchMeta for ServiceBackendPort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceBackendPort {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceBackendPort")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.ServiceBackendPort")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceBackendPort is the service port being referenced.",
+            Some("atomic"),
+            &[],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the port on the Service. This is a mutually exclusive setting with \"Number\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "number",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "number is the numerical port number (e.g. 80) on the Service. This is a mutually exclusive setting with \"Name\".",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1664,6 +2847,71 @@ impl PatchMeta for ServiceCIDR {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceCIDR {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceCIDR")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.ServiceCIDR")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ServiceCIDRSpec>(),
+                        "spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ServiceCIDRStatus>(),
+                        "status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ServiceCIDR {
     fn merge_field(
@@ -1710,6 +2958,33 @@ impl PatchMeta for ServiceCIDRSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceCIDRSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceCIDRSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.ServiceCIDRSpec")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services.",
+            None,
+            &[],
+            vec![(
+                "cidrs",
+                s::property(
+                    s::array(s::string(None, &[]), Some("atomic"), &[]),
+                    "CIDRs defines the IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" or \"2001:db8::/64\") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ServiceCIDRSpec {
     fn merge_field(
@@ -1749,6 +3024,37 @@ impl PatchMeta for ServiceCIDRStatus {
             fields: Some(<Condition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServiceCIDRStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServiceCIDRStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.networking.v1.ServiceCIDRStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ServiceCIDRStatus describes the current state of the ServiceCIDR.",
+            None,
+            &[],
+            vec![(
+                "conditions",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<Condition>(),
+                        Some("map"),
+                        &["type"],
+                    ),
+                    "conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 

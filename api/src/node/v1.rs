@@ -30,6 +30,33 @@ impl PatchMeta for Overhead {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Overhead {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Overhead")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.node.v1.Overhead")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Overhead structure represents the resource overhead associated with running a pod.",
+            None,
+            &[],
+            vec![(
+                "podFixed",
+                s::property(
+                    s::map(generator.subschema_for::<Quantity>()),
+                    "podFixed represents the fixed resource overhead associated with running a pod.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Overhead {
     fn merge_field(
@@ -135,6 +162,80 @@ impl PatchMeta for RuntimeClass {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RuntimeClass {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RuntimeClass")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.node.v1.RuntimeClass")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/",
+            None,
+            &["handler"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "handler",
+                    s::property(
+                        s::string(None, &[]),
+                        "handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class. The possible values are specific to the node & CRI configuration.  It is assumed that all handlers are available on every node, and handlers of the same name are equivalent on every node. For example, a handler called \"runc\" might specify that the runc OCI runtime (using native Linux containers) will be used to run the containers in a pod. The Handler must be lowercase, conform to the DNS Label (RFC 1123) requirements, and is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "overhead",
+                    s::property(
+                        generator.subschema_for::<Overhead>(),
+                        "overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see\n https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "scheduling",
+                    s::property(
+                        generator.subschema_for::<Scheduling>(),
+                        "scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for RuntimeClass {
     fn merge_field(
@@ -194,6 +295,48 @@ impl PatchMeta for Scheduling {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Scheduling {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Scheduling")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.node.v1.Scheduling")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass.",
+            None,
+            &[],
+            vec![
+                (
+                    "nodeSelector",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "nodeSelector lists labels that must be present on nodes that support this RuntimeClass. Pods using this RuntimeClass can only be scheduled to a node matched by this selector. The RuntimeClass nodeSelector is merged with a pod's existing nodeSelector. Any conflicts will cause the pod to be rejected in admission.",
+                        Some("atomic"),
+                        None,
+                    ),
+                ),
+                (
+                    "tolerations",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<crate::core::v1::Toleration>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "tolerations are appended (excluding duplicates) to pods running with this RuntimeClass during admission, effectively unioning the set of nodes tolerated by the pod and the RuntimeClass.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

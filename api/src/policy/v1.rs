@@ -68,6 +68,62 @@ impl PatchMeta for Eviction {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Eviction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Eviction")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.policy.v1.Eviction")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/<pod name>/evictions.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "ObjectMeta describes the pod that is being evicted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deleteOptions",
+                    s::property(
+                        generator.subschema_for::<DeleteOptions>(),
+                        "DeleteOptions may be provided",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Eviction {
     fn merge_field(
@@ -170,6 +226,71 @@ impl PatchMeta for PodDisruptionBudget {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodDisruptionBudget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodDisruptionBudget")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.policy.v1.PodDisruptionBudget")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PodDisruptionBudgetSpec>(),
+                        "Specification of the desired behavior of the PodDisruptionBudget.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<PodDisruptionBudgetStatus>(),
+                        "Most recently observed status of the PodDisruptionBudget.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodDisruptionBudget {
     fn merge_field(
@@ -237,6 +358,62 @@ impl PatchMeta for PodDisruptionBudgetSpec {
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodDisruptionBudgetSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodDisruptionBudgetSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.policy.v1.PodDisruptionBudgetSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.",
+            None,
+            &[],
+            vec![
+                (
+                    "maxUnavailable",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "An eviction is allowed if at most \"maxUnavailable\" pods selected by \"selector\" are unavailable after the eviction, i.e. even in absence of the evicted pod. For example, one can prevent all voluntary evictions by specifying 0. This is a mutually exclusive setting with \"minAvailable\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "minAvailable",
+                    s::property(
+                        generator.subschema_for::<IntOrString>(),
+                        "An eviction is allowed if at least \"minAvailable\" pods selected by \"selector\" will still be available after the eviction, i.e. even in the absence of the evicted pod.  So for example you can prevent all voluntary evictions by specifying \"100%\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selector",
+                    s::property(
+                        generator.subschema_for::<LabelSelector>(),
+                        "Label query over pods whose evictions are managed by the disruption budget. A null selector will match no pods, while an empty ({}) selector will select all pods within the namespace.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "unhealthyPodEvictionPolicy",
+                    s::property(
+                        s::string(None, &["AlwaysAllow", "IfHealthyBudget"]),
+                        "UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for eviction. Current implementation considers healthy pods, as pods that have status.conditions item with type=\"Ready\",status=\"True\".\n\nValid policies are IfHealthyBudget and AlwaysAllow. If no policy is specified, the default behavior will be used, which corresponds to the IfHealthyBudget policy.\n\nIfHealthyBudget policy means that running pods (status.phase=\"Running\"), but not yet healthy can be evicted only if the guarded application is not disrupted (status.currentHealthy is at least equal to status.desiredHealthy). Healthy pods will be subject to the PDB for eviction.\n\nAlwaysAllow policy means that all running pods (status.phase=\"Running\"), but not yet healthy are considered disrupted and can be evicted regardless of whether the criteria in a PDB is met. This means perspective running pods of a disrupted application might not get a chance to become healthy. Healthy pods will be subject to the PDB for eviction.\n\nAdditional policies may be added in the future. Clients making eviction decisions should disallow eviction of unhealthy pods if they encounter an unrecognized policy in this field.\n\nPossible enum values:\n - `\"AlwaysAllow\"` policy means that all running pods (status.phase=\"Running\"), but not yet healthy are considered disrupted and can be evicted regardless of whether the criteria in a PDB is met. This means perspective running pods of a disrupted application might not get a chance to become healthy. Healthy pods will be subject to the PDB for eviction.\n - `\"IfHealthyBudget\"` policy means that running pods (status.phase=\"Running\"), but not yet healthy can be evicted only if the guarded application is not disrupted (status.currentHealthy is at least equal to status.desiredHealthy). Healthy pods will be subject to the PDB for eviction.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -317,6 +494,93 @@ impl PatchMeta for PodDisruptionBudgetStatus {
             fields: Some(<Condition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodDisruptionBudgetStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodDisruptionBudgetStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.policy.v1.PodDisruptionBudgetStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget. Status may trail the actual state of a system.",
+            None,
+            &[],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Condition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Conditions contain conditions for PDB. The disruption controller sets the DisruptionAllowed condition. The following are known values for the reason field (additional reasons could be added in the future): - SyncFailed: The controller encountered an error and wasn't able to compute\n              the number of allowed disruptions. Therefore no disruptions are\n              allowed and the status of the condition will be False.\n- InsufficientPods: The number of pods are either at or below the number\n                    required by the PodDisruptionBudget. No disruptions are\n                    allowed and the status of the condition will be False.\n- SufficientPods: There are more pods than required by the PodDisruptionBudget.\n                  The condition will be True, and the number of allowed\n                  disruptions are provided by the disruptionsAllowed property.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "currentHealthy",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "current number of healthy pods",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "desiredHealthy",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "minimum desired number of healthy pods",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "disruptedPods",
+                    s::property(
+                        s::map(generator.subschema_for::<Time>()),
+                        "DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller. A pod will be in this map from the time when the API server processed the eviction request to the time when the pod is seen by PDB controller as having been marked for deletion (or after a timeout). The key in the map is the name of the pod and the value is the time when the API server processed the eviction request. If the deletion didn't occur and a pod is still there it will be removed from the list automatically by PodDisruptionBudget controller after some time. If everything goes smooth this map should be empty for the most of the time. Large number of entries in the map may indicate problems with pod deletions.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "disruptionsAllowed",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Number of pod disruptions that are currently allowed.",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "expectedPods",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "total number of pods counted by this disruption budget",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+                (
+                    "observedGeneration",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Most recent generation observed when updating this PDB status. DisruptionsAllowed and other status information is valid only if observedGeneration equals to PDB's object generation.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -41,6 +41,37 @@ impl PatchMeta for AggregationRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AggregationRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AggregationRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.AggregationRule")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole",
+            None,
+            &[],
+            vec![(
+                "clusterRoleSelectors",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<LabelSelector>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules. If any of the selectors match, then the ClusterRole's permissions will be added",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for AggregationRule {
     fn merge_field(
@@ -138,6 +169,71 @@ impl PatchMeta for ClusterRole {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClusterRole {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ClusterRole")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.ClusterRole")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "aggregationRule",
+                    s::property(
+                        generator.subschema_for::<AggregationRule>(),
+                        "AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "rules",
+                    s::property(
+                        s::array(generator.subschema_for::<PolicyRule>(), Some("atomic"), &[]),
+                        "Rules holds all the PolicyRules for this ClusterRole",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -243,6 +339,71 @@ impl PatchMeta for ClusterRoleBinding {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClusterRoleBinding {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ClusterRoleBinding")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.ClusterRoleBinding")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.",
+            None,
+            &["roleRef"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "roleRef",
+                    s::property(
+                        generator.subschema_for::<RoleRef>(),
+                        "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subjects",
+                    s::property(
+                        s::array(generator.subschema_for::<Subject>(), Some("atomic"), &[]),
+                        "Subjects holds references to the objects the role applies to.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ClusterRoleBinding {
     fn merge_field(
@@ -342,6 +503,71 @@ impl PatchMeta for PolicyRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PolicyRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PolicyRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.PolicyRule")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to.",
+            None,
+            &["verbs"],
+            vec![
+                (
+                    "apiGroups",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed. \"\" represents the core API group and \"*\" represents all API groups.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nonResourceURLs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path Since non-resource URLs are not namespaced, this field is only applicable for ClusterRoles referenced from a ClusterRoleBinding. Rules can either apply to API resources (such as \"pods\" or \"secrets\") or non-resource URL paths (such as \"/api\"),  but not both.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceNames",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Resources is a list of resources this rule applies to. '*' represents all resources.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verbs",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PolicyRule {
     fn merge_field(
@@ -432,6 +658,62 @@ impl PatchMeta for Role {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Role {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Role")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.Role")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "rules",
+                    s::property(
+                        s::array(generator.subschema_for::<PolicyRule>(), Some("atomic"), &[]),
+                        "Rules holds all the PolicyRules for this Role",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -535,6 +817,71 @@ impl PatchMeta for RoleBinding {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RoleBinding {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RoleBinding")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.RoleBinding")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "RoleBinding references a role, but does not contain it.  It can reference a Role in the same namespace or a ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which namespace it exists in.  RoleBindings in a given namespace only have effect in that namespace.",
+            None,
+            &["roleRef"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "roleRef",
+                    s::property(
+                        generator.subschema_for::<RoleRef>(),
+                        "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subjects",
+                    s::property(
+                        s::array(generator.subschema_for::<Subject>(), Some("atomic"), &[]),
+                        "Subjects holds references to the objects the role applies to.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for RoleBinding {
     fn merge_field(
@@ -577,6 +924,53 @@ impl PatchMeta for RoleRef {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RoleRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("RoleRef")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.RoleRef")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "RoleRef contains information that points to the role being used",
+            Some("atomic"),
+            &["kind", "name"],
+            vec![
+                (
+                    "apiGroup",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIGroup is the group for the resource being referenced",
+                        None,
+                        Some(serde_json::Value::from("")),
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is the type of resource being referenced",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the name of resource being referenced",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -625,6 +1019,62 @@ impl PatchMeta for Subject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Subject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Subject")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.rbac.v1.Subject")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Subject contains a reference to the object or user identities a role binding applies to.  This can either hold a direct API object reference, or a value for non-objects such as user and group names.",
+            Some("atomic"),
+            &["kind", "name"],
+            vec![
+                (
+                    "apiGroup",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIGroup holds the API group of the referenced subject. Defaults to \"\" for ServiceAccount subjects. Defaults to \"rbac.authorization.k8s.io\" for User and Group subjects.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind of object being referenced. Values defined by this API group are \"User\", \"Group\", and \"ServiceAccount\". If the Authorizer does not recognized the kind value, the Authorizer should report an error.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the object being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespace",
+                    s::property(
+                        s::string(None, &[]),
+                        "Namespace of the referenced object.  If the object kind is non-namespace, such as \"User\" or \"Group\", and this value is not empty the Authorizer should report an error.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

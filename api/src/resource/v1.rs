@@ -78,6 +78,93 @@ impl PatchMeta for AllocatedDeviceStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AllocatedDeviceStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AllocatedDeviceStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.AllocatedDeviceStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information.\n\nThe combination of Driver, Pool, Device, and ShareID must match the corresponding key in Status.Allocation.Devices.",
+            None,
+            &["device", "driver", "pool"],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Condition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.\n\nMust not contain more than 8 entries.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "data",
+                    s::property(
+                        s::raw_extension(),
+                        "Data contains arbitrary driver-specific data.\n\nThe length of the raw data must be smaller or equal to 10 Ki.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "device",
+                    s::property(
+                        s::string(None, &[]),
+                        "Device references one device instance via its name in the driver's resource pool. It must be a DNS label.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "networkData",
+                    s::property(
+                        generator.subschema_for::<NetworkDeviceData>(),
+                        "NetworkData contains network-related information specific to the device.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pool",
+                    s::property(
+                        s::string(None, &[]),
+                        "This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`).\n\nMust not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "shareID",
+                    s::property(
+                        s::string(None, &[]),
+                        "ShareID uniquely identifies an individual allocation share of the device.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for AllocatedDeviceStatus {
     fn merge_field(
@@ -156,6 +243,53 @@ impl PatchMeta for AllocationResult {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AllocationResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("AllocationResult")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.AllocationResult")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "AllocationResult contains attributes of an allocated resource.",
+            None,
+            &[],
+            vec![
+                (
+                    "allocationTimestamp",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.\n\nThis is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "devices",
+                    s::property(
+                        generator.subschema_for::<DeviceAllocationResult>(),
+                        "Devices is the result of allocating devices.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeSelector",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::NodeSelector>(),
+                        "NodeSelector defines where the allocated resources are available. If unset, they are available everywhere.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for AllocationResult {
     fn merge_field(
@@ -225,6 +359,33 @@ impl PatchMeta for CELDeviceSelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CELDeviceSelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CELDeviceSelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.CELDeviceSelector")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CELDeviceSelector contains a CEL expression for selecting a device.",
+            None,
+            &["expression"],
+            vec![(
+                "expression",
+                s::property(
+                    s::string(None, &[]),
+                    "Expression is a CEL expression which evaluates a single device. It must evaluate to true when the device under consideration satisfies the desired criteria, and false when it does not. Any other result is an error and causes allocation of devices to abort.\n\nThe expression's input is an object named \"device\", which carries the following properties:\n - driver (string): the name of the driver which defines this device.\n - attributes (map[string]object): the device's attributes, grouped by prefix\n   (e.g. device.attributes[\"dra.example.com\"] evaluates to an object with all\n   of the attributes which were prefixed by \"dra.example.com\".\n - capacity (map[string]object): the device's capacities, grouped by prefix.\n - allowMultipleAllocations (bool): the allowMultipleAllocations property of the device\n   (v1.34+ with the DRAConsumableCapacity feature enabled).\n\nExample: Consider a device with driver=\"dra.example.com\", which exposes two attributes named \"model\" and \"ext.example.com/family\" and which exposes one capacity named \"modules\". This input to this expression would have the following fields:\n\n    device.driver\n    device.attributes[\"dra.example.com\"].model\n    device.attributes[\"ext.example.com\"].family\n    device.capacity[\"dra.example.com\"].modules\n\nThe device.driver field can be used to check for a specific driver, either as a high-level precondition (i.e. you only want to consider devices from this driver) or as part of a multi-clause expression that is meant to consider devices from different drivers.\n\nThe value type of each attribute is defined by the device definition, and users who write these expressions must consult the documentation for their specific drivers. The value type of each capacity is Quantity.\n\nIf an unknown prefix is used as a lookup in either device.attributes or device.capacity, an empty map will be returned. Any reference to an unknown field will cause an evaluation error and allocation to abort.\n\nA robust expression should check for the existence of attributes before referencing them.\n\nFor ease of use, the cel.bind() function is enabled, and can be used to simplify expressions that access multiple attributes with the same domain. For example:\n\n    cel.bind(dra, device.attributes[\"dra.example.com\"], dra.someBool && dra.anotherBool)\n\nWhen the DRAListTypeAttributes feature gate is enabled, the includes() helper is available and it can work for both scalar and list-type attributes. It was introduced to support smooth migration from scalar attributes to list-type attributes while keeping CEL expressions simple. For example:\n\n    device.attributes[\"dra.example.com\"].models.includes(\"some-model\")\n\nThe length of the expression must be smaller or equal to 10 Ki. The cost of evaluating it is also limited based on the estimated number of logical steps.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -303,6 +464,53 @@ impl PatchMeta for CapacityRequestPolicy {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CapacityRequestPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CapacityRequestPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.CapacityRequestPolicy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CapacityRequestPolicy defines how requests consume device capacity.\n\nMust not set more than one ValidRequestValues.",
+            None,
+            &[],
+            vec![
+                (
+                    "default",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "validRange",
+                    s::property(
+                        generator.subschema_for::<CapacityRequestPolicyRange>(),
+                        "ValidRange defines an acceptable quantity value range in consuming requests.\n\nIf this field is set, Default must be defined and it must fall within the defined ValidRange.\n\nIf the requested amount does not fall within the defined range, the request violates the policy, and this device cannot be allocated.\n\nIf the request doesn't contain this capacity entry, Default value is used.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "validValues",
+                    s::property(
+                        s::array(generator.subschema_for::<Quantity>(), Some("atomic"), &[]),
+                        "ValidValues defines a set of acceptable quantity values in consuming requests.\n\nMust not contain more than 10 entries. Must be sorted in ascending order.\n\nIf this field is set, Default must be defined and it must be included in ValidValues list.\n\nIf the requested amount does not match any valid value but smaller than some valid values, the scheduler calculates the smallest valid value that is greater than or equal to the request. That is: min(ceil(requestedValue) ∈ validValues), where requestedValue ≤ max(validValues).\n\nIf the requested amount exceeds all valid values, the request violates the policy, and this device cannot be allocated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CapacityRequestPolicy {
     fn merge_field(
@@ -360,6 +568,53 @@ impl PatchMeta for CapacityRequestPolicyRange {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CapacityRequestPolicyRange {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CapacityRequestPolicyRange")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.CapacityRequestPolicyRange")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CapacityRequestPolicyRange defines a valid range for consumable capacity values.\n\n  - If the requested amount is less than Min, it is rounded up to the Min value.\n  - If Step is set and the requested amount is between Min and Max but not aligned with Step,\n    it will be rounded up to the next value equal to Min + (n * Step).\n  - If Step is not set, the requested amount is used as-is if it falls within the range Min to Max (if set).\n  - If the requested or rounded amount exceeds Max (if set), the request does not satisfy the policy,\n    and the device cannot be allocated.",
+            None,
+            &["min"],
+            vec![
+                (
+                    "max",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "Max defines the upper limit for capacity that can be requested.\n\nMax must be less than or equal to the capacity value. Min and requestPolicy.default must be less than or equal to the maximum.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "min",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "Min specifies the minimum capacity allowed for a consumption request.\n\nMin must be greater than or equal to zero, and less than or equal to the capacity value. requestPolicy.default must be more than or equal to the minimum.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "step",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "Step defines the step size between valid capacity amounts within the range.\n\nMax (if set) and requestPolicy.default must be a multiple of Step. Min + Step must be less than or equal to the capacity value.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CapacityRequestPolicyRange {
     fn merge_field(
@@ -408,6 +663,33 @@ impl PatchMeta for CapacityRequirements {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CapacityRequirements {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CapacityRequirements")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.CapacityRequirements")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CapacityRequirements defines the capacity requirements for a specific device request.",
+            None,
+            &[],
+            vec![(
+                "requests",
+                s::property(
+                    s::map(generator.subschema_for::<Quantity>()),
+                    "Requests represent individual device resource requests for distinct resources, all of which must be provided by the device.\n\nThis value is used as an additional filtering condition against the available capacity on the device. This is semantically equivalent to a CEL selector with `device.capacity[<domain>].<name>.compareTo(quantity(<request quantity>)) >= 0`. For example, device.capacity['test-driver.cdi.k8s.io'].counters.compareTo(quantity('2')) >= 0.\n\nWhen a requestPolicy is defined, the requested amount is adjusted upward to the nearest valid value based on the policy. If the requested amount cannot be adjusted to a valid value—because it exceeds what the requestPolicy allows— the device is considered ineligible for allocation.\n\nFor any capacity that is not explicitly requested: - If no requestPolicy is set, the default consumed capacity is equal to the full device capacity\n  (i.e., the whole device is claimed).\n- If a requestPolicy is set, the default consumed capacity is determined according to that policy.\n\nIf the device allows multiple allocation, the aggregated amount across all requests must not exceed the capacity value. The consumed capacity, which may be adjusted based on the requestPolicy if defined, is recorded in the resource claim’s status.devices[*].consumedCapacity field.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for CapacityRequirements {
     fn merge_field(
@@ -439,6 +721,33 @@ impl PatchMeta for Counter {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Counter {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Counter")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.Counter")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Counter describes a quantity associated with a device.",
+            None,
+            &["value"],
+            vec![(
+                "value",
+                s::property(
+                    generator.subschema_for::<Quantity>(),
+                    "Value defines how much of a certain device counter is available.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -488,6 +797,44 @@ impl PatchMeta for CounterSet {
             fields: Some(<Counter as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CounterSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CounterSet")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.CounterSet")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "CounterSet defines a named set of counters that are available to be used by devices defined in the ResourcePool.\n\nThe counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.",
+            None,
+            &["counters", "name"],
+            vec![
+                (
+                    "counters",
+                    s::property(
+                        s::map(generator.subschema_for::<Counter>()),
+                        "Counters defines the set of counters for this CounterSet The name of each counter must be unique in that set and must be a DNS label.\n\nThe maximum number of counters is 32.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name defines the name of the counter set. It must be a DNS label.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -681,6 +1028,151 @@ impl PatchMeta for Device {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Device {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Device")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.Device")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "allNodes",
+                    s::property(
+                        s::boolean(),
+                        "AllNodes indicates that all nodes have access to the device.\n\nMust only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "allowMultipleAllocations",
+                    s::property(
+                        s::boolean(),
+                        "AllowMultipleAllocations marks whether the device is allowed to be allocated to multiple DeviceRequests.\n\nIf AllowMultipleAllocations is set to true, the device can be allocated more than once, and all of its capacity is consumable, regardless of whether the requestPolicy is defined or not.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "attributes",
+                    s::property(
+                        s::map(generator.subschema_for::<DeviceAttribute>()),
+                        "Attributes defines the set of attributes for this device. The name of each attribute must be unique in that set.\n\nThe maximum number of attributes and capacities combined is 32.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "bindingConditions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "BindingConditions defines the conditions for proceeding with binding. All of these conditions must be set in the per-device status conditions with a value of True to proceed with binding the pod to the node while scheduling the pod.\n\nThe maximum number of binding conditions is 4.\n\nThe conditions must be a valid condition type string.\n\nThis is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "bindingFailureConditions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "BindingFailureConditions defines the conditions for binding failure. They may be set in the per-device status conditions. If any is set to \"True\", a binding failure occurred.\n\nThe maximum number of binding failure conditions is 4.\n\nThe conditions must be a valid condition type string.\n\nThis is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "bindsToNode",
+                    s::property(
+                        s::boolean(),
+                        "BindsToNode indicates if the usage of an allocation involving this device has to be limited to exactly the node that was chosen when allocating the claim. If set to true, the scheduler will set the ResourceClaim.Status.Allocation.NodeSelector to match the node where the allocation was made.\n\nThis is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capacity",
+                    s::property(
+                        s::map(generator.subschema_for::<DeviceCapacity>()),
+                        "Capacity defines the set of capacities for this device. The name of each capacity must be unique in that set.\n\nThe maximum number of attributes and capacities combined is 32.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "consumesCounters",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceCounterConsumption>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "ConsumesCounters defines a list of references to sharedCounters and the set of counters that the device will consume from those counter sets.\n\nThere can only be a single entry per counterSet.\n\nThe maximum number of device counter consumptions per device is 2.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is unique identifier among all devices managed by the driver in the pool. It must be a DNS label.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeAllocatableResourceMappings",
+                    s::property(
+                        s::map(generator.subschema_for::<NodeAllocatableResourceMapping>()),
+                        "NodeAllocatableResourceMappings defines the mapping of node resources that are managed by the DRA driver exposing this device. This includes resources currently reported in v1.Node `status.allocatable` that are not extended resources (see https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources). Examples include \"cpu\", \"memory\", \"ephemeral-storage\", and hugepages. In addition to standard requests made through the Pod `spec`, these resources can also be requested through claims and allocated by the DRA driver. For example, a CPU DRA driver might allocate exclusive CPUs or auxiliary node memory dependencies of an accelerator device. The keys of this map are the node-allocatable resource names (e.g., \"cpu\", \"memory\"). Extended resource names are not permitted as keys.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "NodeName identifies the node where the device is available.\n\nMust only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeSelector",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::NodeSelector>(),
+                        "NodeSelector defines the nodes where the device is available.\n\nMust use exactly one term.\n\nMust only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "taints",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceTaint>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "If specified, these are the driver-defined taints.\n\nThe maximum number of taints is 16. If taints are set for any device in a ResourceSlice, then the maximum number of allowed devices per ResourceSlice is 64 instead of 128.\n\nThis is a beta field and requires enabling the DRADeviceTaints feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Device {
     fn merge_field(
@@ -773,6 +1265,53 @@ impl PatchMeta for DeviceAllocationConfiguration {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceAllocationConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceAllocationConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceAllocationConfiguration")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceAllocationConfiguration gets embedded in an AllocationResult.",
+            None,
+            &["source"],
+            vec![
+                (
+                    "opaque",
+                    s::property(
+                        generator.subschema_for::<OpaqueDeviceConfiguration>(),
+                        "Opaque provides driver-specific configuration parameters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requests",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Requests lists the names of requests where the configuration applies. If empty, its applies to all requests.\n\nReferences to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "source",
+                    s::property(
+                        s::string(None, &["FromClaim", "FromClass"]),
+                        "Source records whether the configuration comes from a class and thus is not something that a normal user would have been able to set or from a claim.\n\n\nPossible enum values:\n - `\"FromClaim\"`\n - `\"FromClass\"`",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceAllocationConfiguration {
     fn merge_field(
@@ -841,6 +1380,52 @@ impl PatchMeta for DeviceAllocationResult {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceAllocationResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceAllocationResult")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceAllocationResult")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceAllocationResult is the result of allocating devices.",
+            None,
+            &[],
+            vec![
+                (
+                    "config",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceAllocationConfiguration>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag.\n\nThis includes configuration parameters for drivers which have no allocated devices in the result because it is up to the drivers which configuration parameters they support. They can silently ignore unknown configuration parameters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "results",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceRequestAllocationResult>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Results lists all allocated devices.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -944,6 +1529,93 @@ impl PatchMeta for DeviceAttribute {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceAttribute {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceAttribute")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceAttribute")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceAttribute must have exactly one field set.",
+            None,
+            &[],
+            vec![
+                (
+                    "bool",
+                    s::property(s::boolean(), "BoolValue is a true/false value.", None, None),
+                ),
+                (
+                    "bools",
+                    s::property(
+                        s::array(s::boolean(), Some("atomic"), &[]),
+                        "BoolValues is a non-empty list of true/false values.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "int",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "IntValue is a number.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ints",
+                    s::property(
+                        s::array(s::integer(Some("int64")), Some("atomic"), &[]),
+                        "IntValues is a non-empty list of numbers.\n\nThis is an alpha field and requires enabling the DRAListTypeAttributes feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "string",
+                    s::property(
+                        s::string(None, &[]),
+                        "StringValue is a string. Must not be longer than 64 characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "strings",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "StringValues is a non-empty list of strings. Each string must not be longer than 64 characters.\n\nThis is an alpha field and requires enabling the DRAListTypeAttributes feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "version",
+                    s::property(
+                        s::string(None, &[]),
+                        "VersionValue is a semantic version according to semver.org spec 2.0.0. Must not be longer than 64 characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "versions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "VersionValues is a non-empty list of semantic versions according to semver.org spec 2.0.0. Each version string must not be longer than 64 characters.\n\nThis is an alpha field and requires enabling the DRAListTypeAttributes feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceAttribute {
     fn merge_field(
@@ -1006,6 +1678,44 @@ impl PatchMeta for DeviceCapacity {
             fields: Some(<CapacityRequestPolicy as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceCapacity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceCapacity")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceCapacity")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceCapacity describes a quantity associated with a device.",
+            None,
+            &["value"],
+            vec![
+                (
+                    "requestPolicy",
+                    s::property(
+                        generator.subschema_for::<CapacityRequestPolicy>(),
+                        "RequestPolicy defines how this DeviceCapacity must be consumed when the device is allowed to be shared by multiple allocations.\n\nThe Device must have allowMultipleAllocations set to true in order to set a requestPolicy.\n\nIf unset, capacity requests are unconstrained: requests can consume any amount of capacity, as long as the total consumed across all allocations does not exceed the device's defined capacity. If request is also unset, default is the full capacity value.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "Value defines how much of a certain capacity that device has.\n\nThis field reflects the fixed total capacity and does not change. The consumed amount is tracked separately by scheduler and does not affect this value.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1079,6 +1789,65 @@ impl PatchMeta for DeviceClaim {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceClaim {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceClaim")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceClaim")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceClaim defines how to request devices with a ResourceClaim.",
+            None,
+            &[],
+            vec![
+                (
+                    "config",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceClaimConfiguration>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "constraints",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceConstraint>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "These constraints must be satisfied by the set of devices that get allocated for the claim.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requests",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceRequest>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceClaim {
     fn merge_field(
@@ -1138,6 +1907,44 @@ impl PatchMeta for DeviceClaimConfiguration {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceClaimConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceClaimConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceClaimConfiguration")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.",
+            None,
+            &[],
+            vec![
+                (
+                    "opaque",
+                    s::property(
+                        generator.subschema_for::<OpaqueDeviceConfiguration>(),
+                        "Opaque provides driver-specific configuration parameters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requests",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Requests lists the names of requests where the configuration applies. If empty, it applies to all requests.\n\nReferences to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1239,6 +2046,62 @@ impl PatchMeta for DeviceClass {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceClass {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceClass")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceClass")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<DeviceClassSpec>(),
+                        "Spec defines what can be allocated and how to configure it.\n\nThis is mutable. Consumers have to be prepared for classes changing at any time, either because they get updated or replaced. Claim allocations are done once based on whatever was set in classes at the time of allocation.\n\nChanging the spec automatically increments the metadata.generation number.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceClass {
     fn merge_field(
@@ -1280,6 +2143,33 @@ impl PatchMeta for DeviceClassConfiguration {
             fields: Some(<OpaqueDeviceConfiguration as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceClassConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceClassConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceClassConfiguration")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceClassConfiguration is used in DeviceClass.",
+            None,
+            &[],
+            vec![(
+                "opaque",
+                s::property(
+                    generator.subschema_for::<OpaqueDeviceConfiguration>(),
+                    "Opaque provides driver-specific configuration parameters.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -1358,6 +2248,61 @@ impl PatchMeta for DeviceClassSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceClassSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceClassSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceClassSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceClassSpec is used in a [DeviceClass] to define what can be allocated and how to configure it.",
+            None,
+            &[],
+            vec![
+                (
+                    "config",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceClassConfiguration>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Config defines configuration parameters that apply to each device that is claimed via this class. Some classses may potentially be satisfied by multiple drivers, so each instance of a vendor configuration applies to exactly one driver.\n\nThey are passed to the driver, but are not considered while allocating the claim.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "extendedResourceName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ExtendedResourceName is the extended resource name for the devices of this class. The devices of this class can be used to satisfy a pod's extended resource requests. It has the same format as the name of a pod's extended resource. It should be unique among all the device classes in a cluster. If two device classes have the same name, then the class created later is picked to satisfy a pod's extended resource requests. If two classes are created at the same time, then the name of the class lexicographically sorted first is picked.\n\nThis is a beta field.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selectors",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceSelector>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Each selector must be satisfied by a device which is claimed via this class.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceClassSpec {
     fn merge_field(
@@ -1426,6 +2371,53 @@ impl PatchMeta for DeviceConstraint {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceConstraint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceConstraint")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceConstraint")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceConstraint must have exactly one field set besides Requests.",
+            None,
+            &[],
+            vec![
+                (
+                    "distinctAttribute",
+                    s::property(
+                        s::string(None, &[]),
+                        "DistinctAttribute requires that all devices in question have this attribute and that its type and value are unique across those devices.\n\nWhen the DRAListTypeAttributes feature gate is enabled, comparison uses set semantics (i.e., element order and duplicates are ignored): list-valued attributes must be pairwise disjoint across devices. Scalar values are treated as singleton sets for backward compatibility.\n\nThis acts as the inverse of MatchAttribute.\n\nThis constraint is used to avoid allocating multiple requests to the same device by ensuring attribute-level differentiation.\n\nThis is useful for scenarios where resource requests must be fulfilled by separate physical devices. For example, a container requests two network interfaces that must be allocated from two different physical NICs.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "matchAttribute",
+                    s::property(
+                        s::string(None, &[]),
+                        "MatchAttribute requires that all devices in question have this attribute and that its type and value are the same across those devices.\n\nFor example, if you specified \"dra.example.com/numa\" (a hypothetical example!), then only devices in the same NUMA node will be chosen. A device which does not have that attribute will not be chosen. All devices should use a value of the same type for this attribute because that is part of its specification, but if one device doesn't, then it also will not be chosen.\n\nWhen the DRAListTypeAttributes feature gate is enabled, comparison uses set semantics(i.e., element order and duplicates are ignored): list-valued attributes match when the intersection across all devices is non-empty. Scalar values are treated as single-element lists for backward compatibility.\n\nMust include the domain qualifier.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "requests",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "Requests is a list of the one or more requests in this claim which must co-satisfy this constraint. If a request is fulfilled by multiple devices, then all of the devices must satisfy the constraint. If this is not specified, this constraint applies to all requests in this claim.\n\nReferences to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the constraint applies to all subrequests.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceConstraint {
     fn merge_field(
@@ -1474,6 +2466,44 @@ impl PatchMeta for DeviceCounterConsumption {
             fields: Some(<Counter as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceCounterConsumption {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceCounterConsumption")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceCounterConsumption")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.",
+            None,
+            &["counterSet", "counters"],
+            vec![
+                (
+                    "counterSet",
+                    s::property(
+                        s::string(None, &[]),
+                        "CounterSet is the name of the set from which the counters defined will be consumed.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "counters",
+                    s::property(
+                        s::map(generator.subschema_for::<Counter>()),
+                        "Counters defines the counters that will be consumed by the device.\n\nThe maximum number of counters is 32.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1543,6 +2573,57 @@ impl PatchMeta for DeviceRequest {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceRequest")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceRequest")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices. With FirstAvailable it is also possible to provide a prioritized list of requests.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "exactly",
+                    s::property(
+                        generator.subschema_for::<ExactDeviceRequest>(),
+                        "Exactly specifies the details for a single request that must be met exactly for the request to be satisfied.\n\nOne of Exactly or FirstAvailable must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "firstAvailable",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceSubRequest>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "FirstAvailable contains subrequests, of which exactly one will be selected by the scheduler. It tries to satisfy them in the order in which they are listed here. So if there are two entries in the list, the scheduler will only check the second one if it determines that the first one can not be used.\n\nDRA does not yet implement scoring, so the scheduler will select the first set of devices that satisfies all the requests in the claim. And if the requirements can be satisfied on more than one node, other scheduling features will determine which node is chosen. This means that the set of devices allocated to a claim might not be the optimal set available to the cluster. Scoring will be implemented later.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name can be used to reference this request in a pod.spec.containers[].resources.claims entry and in a constraint of the claim.\n\nReferences using the name in the DeviceRequest will uniquely identify a request when the Exactly field is set. When the FirstAvailable field is set, a reference to the name of the DeviceRequest will match whatever subrequest is chosen by the scheduler.\n\nMust be a DNS label.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1662,6 +2743,120 @@ impl PatchMeta for DeviceRequestAllocationResult {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceRequestAllocationResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceRequestAllocationResult")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceRequestAllocationResult")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceRequestAllocationResult contains the allocation result for one request.",
+            None,
+            &["device", "driver", "pool", "request"],
+            vec![
+                (
+                    "adminAccess",
+                    s::property(
+                        s::boolean(),
+                        "AdminAccess indicates that this device was allocated for administrative access. See the corresponding request field for a definition of mode.\n\nAdmin access is disabled if this field is unset or set to false, otherwise it is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "bindingConditions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "BindingConditions contains a copy of the BindingConditions from the corresponding ResourceSlice at the time of allocation.\n\nThis is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "bindingFailureConditions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "BindingFailureConditions contains a copy of the BindingFailureConditions from the corresponding ResourceSlice at the time of allocation.\n\nThis is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "consumedCapacity",
+                    s::property(
+                        s::map(generator.subschema_for::<Quantity>()),
+                        "ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request. The consumed amount may differ from the requested amount: it is rounded up to the nearest valid value based on the device’s requestPolicy if applicable (i.e., may not be less than the requested amount).\n\nThe total consumed capacity for each device must not exceed the DeviceCapacity's Value.\n\nThis field is populated only for devices that allow multiple allocations. All capacity entries are included, even if the consumed amount is zero.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "device",
+                    s::property(
+                        s::string(None, &[]),
+                        "Device references one device instance via its name in the driver's resource pool. It must be a DNS label.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pool",
+                    s::property(
+                        s::string(None, &[]),
+                        "This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`).\n\nMust not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "request",
+                    s::property(
+                        s::string(None, &[]),
+                        "Request is the name of the request in the claim which caused this device to be allocated. If it references a subrequest in the firstAvailable list on a DeviceRequest, this field must include both the name of the main request and the subrequest using the format <main request>/<subrequest>.\n\nMultiple devices may have been allocated per request.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "shareID",
+                    s::property(
+                        s::string(None, &[]),
+                        "ShareID uniquely identifies an individual allocation share of the device, used when the device supports multiple simultaneous allocations. It serves as an additional map key to differentiate concurrent shares of the same device.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tolerations",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceToleration>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "A copy of all tolerations specified in the request at the time when the device got allocated.\n\nThe maximum number of tolerations is 16.\n\nThis is a beta field and requires enabling the DRADeviceTaints feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceRequestAllocationResult {
     fn merge_field(
@@ -1719,6 +2914,33 @@ impl PatchMeta for DeviceSelector {
             fields: Some(<CELDeviceSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceSelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceSelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceSelector")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceSelector must have exactly one field set.",
+            None,
+            &[],
+            vec![(
+                "cel",
+                s::property(
+                    generator.subschema_for::<CELDeviceSelector>(),
+                    "CEL contains a CEL expression for selecting a device.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -1839,6 +3061,97 @@ impl PatchMeta for DeviceSubRequest {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceSubRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceSubRequest")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceSubRequest")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceSubRequest describes a request for device provided in the claim.spec.devices.requests[].firstAvailable array. Each is typically a request for a single resource like a device, but can also ask for several identical devices.\n\nDeviceSubRequest is similar to ExactDeviceRequest, but doesn't expose the AdminAccess field as that one is only supported when requesting a specific device.",
+            None,
+            &["deviceClassName", "name"],
+            vec![
+                (
+                    "allocationMode",
+                    s::property(
+                        s::string(None, &["All", "ExactCount"]),
+                        "AllocationMode and its related fields define how devices are allocated to satisfy this subrequest. Supported values are:\n\n- ExactCount: This request is for a specific number of devices.\n  This is the default. The exact number is provided in the\n  count field.\n\n- All: This subrequest is for all of the matching devices in a pool.\n  Allocation will fail if some devices are already allocated,\n  unless adminAccess is requested.\n\nIf AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other subrequests must specify this field.\n\nMore modes may get added in the future. Clients must refuse to handle requests with unknown modes.\n\n\nPossible enum values:\n - `\"All\"`\n - `\"ExactCount\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capacity",
+                    s::property(
+                        generator.subschema_for::<CapacityRequirements>(),
+                        "Capacity define resource requirements against each capacity.\n\nIf this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.\n\nApplies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "count",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Count is used only when the count mode is \"ExactCount\". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deviceClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this subrequest.\n\nA class is required. Which classes are available depends on the cluster.\n\nAdministrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name can be used to reference this subrequest in the list of constraints or the list of configurations for the claim. References must use the format <main request>/<subrequest>.\n\nMust be a DNS label.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selectors",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceSelector>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this subrequest. All selectors must be satisfied for a device to be considered.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tolerations",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceToleration>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "If specified, the request's tolerations.\n\nTolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute.\n\nIn addition, should any of the allocated devices get tainted with NoExecute after allocation and that effect is not tolerated, then all pods consuming the ResourceClaim get deleted to evict them. The scheduler will not let new pods reserve the claim while it has these tainted devices. Once all pods are evicted, the claim will get deallocated.\n\nThe maximum number of tolerations is 16.\n\nThis is a beta field and requires enabling the DRADeviceTaints feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceSubRequest {
     fn merge_field(
@@ -1909,6 +3222,62 @@ impl PatchMeta for DeviceTaint {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceTaint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceTaint")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceTaint")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "The device this taint is attached to has the \"effect\" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.",
+            None,
+            &["effect", "key"],
+            vec![
+                (
+                    "effect",
+                    s::property(
+                        s::string(None, &["NoExecute", "NoSchedule", "None"]),
+                        "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.\n\nValid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here. More effects may get added in the future. Consumers must treat unknown effects like None.\n\n\nPossible enum values:\n - `\"NoExecute\"` Evict any already-running pods that do not tolerate the device taint.\n - `\"NoSchedule\"` Do not allow new pods to schedule which use a tainted device unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running.\n - `\"None\"` No effect, the taint is purely informational.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "The taint key to be applied to a device. Must be a label name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "timeAdded",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.\n\nIn addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "The taint value corresponding to the taint key. Must be a label value.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceTaint {
     fn merge_field(
@@ -1969,6 +3338,71 @@ impl PatchMeta for DeviceToleration {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceToleration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceToleration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.DeviceToleration")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.",
+            None,
+            &[],
+            vec![
+                (
+                    "effect",
+                    s::property(
+                        s::string(None, &["NoExecute", "NoSchedule", "None"]),
+                        "Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.\n\n\nPossible enum values:\n - `\"NoExecute\"` Evict any already-running pods that do not tolerate the device taint.\n - `\"NoSchedule\"` Do not allow new pods to schedule which use a tainted device unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running.\n - `\"None\"` No effect, the taint is purely informational.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys. Must be a label name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "operator",
+                    s::property(
+                        s::string(None, &["Equal", "Exists"]),
+                        "Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal. Exists is equivalent to wildcard for value, so that a ResourceClaim can tolerate all taints of a particular category.\n\n\nPossible enum values:\n - `\"Equal\"`\n - `\"Exists\"`",
+                        None,
+                        Some(serde_json::Value::from("Equal")),
+                    ),
+                ),
+                (
+                    "tolerationSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system. If larger than zero, the time when the pod needs to be evicted is calculated as <time when taint was adedd> + <toleration seconds>.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "Value is the taint value the toleration matches to. If the operator is Exists, the value must be empty, otherwise just a regular string. Must be a label value.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2096,6 +3530,97 @@ impl PatchMeta for ExactDeviceRequest {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ExactDeviceRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ExactDeviceRequest")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ExactDeviceRequest")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ExactDeviceRequest is a request for one or more identical devices.",
+            None,
+            &["deviceClassName"],
+            vec![
+                (
+                    "adminAccess",
+                    s::property(
+                        s::boolean(),
+                        "AdminAccess indicates that this is a claim for administrative access to the device(s). Claims with AdminAccess are expected to be used for monitoring or other management services for a device.  They ignore all ordinary claims to the device with respect to access modes and any resource allocations.\n\nAdmin access is disabled if this field is unset or set to false, otherwise it is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "allocationMode",
+                    s::property(
+                        s::string(None, &["All", "ExactCount"]),
+                        "AllocationMode and its related fields define how devices are allocated to satisfy this request. Supported values are:\n\n- ExactCount: This request is for a specific number of devices.\n  This is the default. The exact number is provided in the\n  count field.\n\n- All: This request is for all of the matching devices in a pool.\n  At least one device must exist on the node for the allocation to succeed.\n  Allocation will fail if some devices are already allocated,\n  unless adminAccess is requested.\n\nIf AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other requests must specify this field.\n\nMore modes may get added in the future. Clients must refuse to handle requests with unknown modes.\n\n\nPossible enum values:\n - `\"All\"`\n - `\"ExactCount\"`",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capacity",
+                    s::property(
+                        generator.subschema_for::<CapacityRequirements>(),
+                        "Capacity define resource requirements against each capacity.\n\nIf this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.\n\nApplies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "count",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Count is used only when the count mode is \"ExactCount\". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "deviceClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this request.\n\nA DeviceClassName is required.\n\nAdministrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "selectors",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceSelector>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "tolerations",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<DeviceToleration>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "If specified, the request's tolerations.\n\nTolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute.\n\nIn addition, should any of the allocated devices get tainted with NoExecute after allocation and that effect is not tolerated, then all pods consuming the ResourceClaim get deleted to evict them. The scheduler will not let new pods reserve the claim while it has these tainted devices. Once all pods are evicted, the claim will get deallocated.\n\nThe maximum number of tolerations is 16.\n\nThis is a beta field and requires enabling the DRADeviceTaints feature gate.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ExactDeviceRequest {
     fn merge_field(
@@ -2160,6 +3685,53 @@ impl PatchMeta for NetworkDeviceData {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NetworkDeviceData {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NetworkDeviceData")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.NetworkDeviceData")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.",
+            None,
+            &[],
+            vec![
+                (
+                    "hardwareAddress",
+                    s::property(
+                        s::string(None, &[]),
+                        "HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface.\n\nMust not be longer than 128 bytes.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "interfaceName",
+                    s::property(
+                        s::string(None, &[]),
+                        "InterfaceName specifies the name of the network interface associated with the allocated device. This might be the name of a physical or virtual network interface being configured in the pod.\n\nMust not be longer than 256 bytes.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ips",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "IPs lists the network addresses assigned to the device's network interface. This can include both IPv4 and IPv6 addresses. The IPs are in the CIDR notation, which includes both the address and the associated subnet mask. e.g.: \"192.0.2.5/24\" for IPv4 and \"2001:db8::5/64\" for IPv6.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NetworkDeviceData {
     fn merge_field(
@@ -2218,6 +3790,44 @@ impl PatchMeta for NodeAllocatableResourceMapping {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for NodeAllocatableResourceMapping {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NodeAllocatableResourceMapping")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.NodeAllocatableResourceMapping")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "NodeAllocatableResourceMapping defines the translation between the DRA device/capacity units requested to the corresponding quantity of the node allocatable resource.",
+            None,
+            &[],
+            vec![
+                (
+                    "allocationMultiplier",
+                    s::property(
+                        generator.subschema_for::<Quantity>(),
+                        "AllocationMultiplier is used as a multiplier for the allocated device count or the allocated capacity in the claim. It defaults to 1 if not specified. How the field is used also depends on whether `capacityKey` is set. 1.  If `capacityKey` is NOT set: `allocationMultiplier` multiplies the device count allocated to the claim.\n\t   a. A DRA driver representing each CPU core as a device would have\n       {ResourceName: \"cpu\", allocationMultiplier: \"2\"} in its\n       `nodeAllocatableResourceMappings`. If 4 devices are allocated to the claim,\n\t\t  4 * 2 CPUs would be considered as allocated and subtracted from the node's capacity.\n    b. A GPU device that needs additional node memory per GPU allocation would\n       have {ResourceName: \"memory\", allocationMultiplier: \"2Gi\"}.  Each allocated\n\t\t  GPU device instance of this type will account for 2Gi of memory.\n\n2.  If `capacityKey` IS set: `allocationMultiplier` is multiplied by the amount of that capacity consumed.\n\t   The final node allocatable resource amount is `consumedCapacity[capacityKey]` * `allocationMultiplier`.\n    For example, if a Device's capacity \"dra.example.com/cores\" is consumed,\n    and each \"core\" provides 2 \"cpu\"s, the mapping would be:\n    {ResourceName: \"cpu\", capacityKey: \"dra.example.com/cores\", allocationMultiplier: \"2\"}.\n    If a claim consumes 8 \"dra.example.com/cores\", the CPU footprint is 8 * 2 = 16.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "capacityKey",
+                    s::property(
+                        s::string(None, &[]),
+                        "CapacityKey references a capacity name defined as a key in the `spec.devices[*].capacity` map. When this field is set, the value associated with this key in the `status.allocation.devices.results[*].consumedCapacity` map (for a specific claim allocation) determines the base quantity for the node allocatable resource. If `allocationMultiplier` is also set, it is multiplied with the base quantity. For example, if `spec.devices[*].capacity` has an entry \"dra.example.com/memory\": \"128Gi\", and this field is set to \"dra.example.com/memory\", then for a claim allocation that consumes { \"dra.example.com/memory\": \"4Gi\" } the base quantity for the node allocatable resource mapping will be \"4Gi\", and `allocationMultiplier` should be omitted or set to \"1\".",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for NodeAllocatableResourceMapping {
     fn merge_field(
@@ -2260,6 +3870,44 @@ impl PatchMeta for OpaqueDeviceConfiguration {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for OpaqueDeviceConfiguration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("OpaqueDeviceConfiguration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.OpaqueDeviceConfiguration")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.",
+            None,
+            &["driver", "parameters"],
+            vec![
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "Driver is used to determine which kubelet plugin needs to be passed these configuration parameters.\n\nAn admission policy provided by the driver developer could use this to decide whether it needs to validate them.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "parameters",
+                    s::property(
+                        s::raw_extension(),
+                        "Parameters can contain arbitrary data. It is the responsibility of the driver developer to handle validation and versioning. Typically this includes self-identification and a version (\"kind\" + \"apiVersion\" for Kubernetes types), with conversion between different versions.\n\nThe length of the raw data must be smaller or equal to 10 Ki.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2363,6 +4011,71 @@ impl PatchMeta for ResourceClaim {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceClaim {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceClaim")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceClaim")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ResourceClaimSpec>(),
+                        "Spec describes what is being requested and how to configure it. The spec is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ResourceClaimStatus>(),
+                        "Status describes whether the claim is ready to use and what has been allocated.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceClaim {
     fn merge_field(
@@ -2407,6 +4120,62 @@ impl PatchMeta for ResourceClaimConsumerReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceClaimConsumerReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceClaimConsumerReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceClaimConsumerReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.",
+            None,
+            &["name", "resource", "uid"],
+            vec![
+                (
+                    "apiGroup",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIGroup is the group for the resource being referenced. It is empty for the core API. This matches the group in the APIVersion that is used when creating the resources.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the name of resource being referenced.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resource",
+                    s::property(
+                        s::string(None, &[]),
+                        "Resource is the type of resource being referenced, for example \"pods\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::string(None, &[]),
+                        "UID identifies exactly one incarnation of the resource.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2455,6 +4224,33 @@ impl PatchMeta for ResourceClaimSpec {
             fields: Some(<DeviceClaim as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceClaimSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceClaimSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceClaimSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.",
+            None,
+            &[],
+            vec![(
+                "devices",
+                s::property(
+                    generator.subschema_for::<DeviceClaim>(),
+                    "Devices defines how to request devices.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -2529,6 +4325,62 @@ impl PatchMeta for ResourceClaimStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceClaimStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceClaimStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceClaimStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // x-kubernetes-list-type map left out (atomic): key "shareID" of AllocatedDeviceStatus is neither required nor defaulted, which the API server refuses in a CRD schema.
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.",
+            None,
+            &[],
+            vec![
+                (
+                    "allocation",
+                    s::property(
+                        generator.subschema_for::<AllocationResult>(),
+                        "Allocation is set once the claim has been allocated successfully.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "devices",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<AllocatedDeviceStatus>(),
+                            None,
+                            &[],
+                        ),
+                        "Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "reservedFor",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ResourceClaimConsumerReference>(),
+                            Some("map"),
+                            &["uid"],
+                        ),
+                        "ReservedFor indicates which entities are currently allowed to use the claim. A Pod which references a ResourceClaim which is not reserved for that Pod will not be started. A claim that is in use or might be in use because it has been reserved must not get deallocated.\n\nIn a cluster with multiple scheduler instances, two pods might get scheduled concurrently by different schedulers. When they reference the same ResourceClaim which already has reached its maximum number of consumers, only one pod can be scheduled.\n\nBoth schedulers try to add their pod to the claim.status.reservedFor field, but only the update that reaches the API server first gets stored. The other one fails with an error and the scheduler which issued it knows that it must put the pod back into the queue, waiting for the ResourceClaim to become usable again.\n\nThere can be at most 256 such reservations. This may get increased in the future, but not reduced.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2621,6 +4473,62 @@ impl PatchMeta for ResourceClaimTemplate {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceClaimTemplate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceClaimTemplate")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceClaimTemplate")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceClaimTemplate is used to produce ResourceClaim objects.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ResourceClaimTemplateSpec>(),
+                        "Describes the ResourceClaim that is to be generated.\n\nThis field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not get updated anymore.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceClaimTemplate {
     fn merge_field(
@@ -2679,6 +4587,44 @@ impl PatchMeta for ResourceClaimTemplateSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceClaimTemplateSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceClaimTemplateSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceClaimTemplateSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim when creating it. No other fields are allowed and will be rejected during validation.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ResourceClaimSpec>(),
+                        "Spec for the ResourceClaim. The entire content is copied unchanged into the ResourceClaim that gets created from this template. The same fields as in a ResourceClaim are also valid here.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourceClaimTemplateSpec {
     fn merge_field(
@@ -2724,6 +4670,53 @@ impl PatchMeta for ResourcePool {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourcePool {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourcePool")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourcePool")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourcePool describes the pool that ResourceSlices belong to.",
+            None,
+            &["generation", "name", "resourceSliceCount"],
+            vec![
+                (
+                    "generation",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Generation tracks the change in a pool over time. Whenever a driver changes something about one or more of the resources in a pool, it must change the generation in all ResourceSlices which are part of that pool. Consumers of ResourceSlices should only consider resources from the pool with the highest generation number. The generation may be reset by drivers, which should be fine for consumers, assuming that all ResourceSlices in a pool are updated to match or deleted.\n\nCombined with ResourceSliceCount, this mechanism enables consumers to detect pools which are comprised of multiple ResourceSlices and are in an incomplete state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.\n\nIt must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceSliceCount",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "ResourceSliceCount is the total number of ResourceSlices in the pool at this generation number. Must be greater than zero.\n\nConsumers can use this to check whether they have seen all ResourceSlices belonging to the same pool.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2821,6 +4814,62 @@ impl PatchMeta for ResourceSlice {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceSlice {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceSlice")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceSlice")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceSlice represents one or more resources in a pool of similar resources, managed by a common driver. A pool may span more than one ResourceSlice, and exactly how many ResourceSlices comprise a pool is determined by the driver.\n\nAt the moment, the only supported resources are devices with attributes and capacities. Each device in a given pool, regardless of how many ResourceSlices, must have a unique name. The ResourceSlice in which a device gets published may change over time. The unique identifier for a device is the tuple <driver name>, <pool name>, <device name>.\n\nWhenever a driver needs to update a pool, it increments the pool.Spec.Pool.Generation number and updates all ResourceSlices with that new number and new resource definitions. A consumer must only use ResourceSlices with the highest generation number and ignore all others.\n\nWhen allocating all resources in a pool matching certain criteria or when looking for the best solution among several different alternatives, a consumer should check the number of ResourceSlices in a pool (included in each ResourceSlice) to determine whether its view of a pool is complete and if not, should wait until the driver has completed updating the pool.\n\nFor resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ResourceSliceSpec>(),
+                        "Contains the information published by the driver.\n\nChanging the spec automatically increments the metadata.generation number.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -2942,6 +4991,98 @@ impl PatchMeta for ResourceSliceSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourceSliceSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourceSliceSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1.ResourceSliceSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourceSliceSpec contains the information published by the driver in one ResourceSlice.",
+            None,
+            &["driver", "pool"],
+            vec![
+                (
+                    "allNodes",
+                    s::property(
+                        s::boolean(),
+                        "AllNodes indicates that all nodes have access to the resources in the pool.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "devices",
+                    s::property(
+                        s::array(generator.subschema_for::<Device>(), Some("atomic"), &[]),
+                        "Devices lists some or all of the devices in this pool.\n\nMust not have more than 128 entries. If any device uses taints or consumes counters the limit is 64.\n\nOnly one of Devices and SharedCounters can be set in a ResourceSlice.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeSelector",
+                    s::property(
+                        generator.subschema_for::<crate::core::v1::NodeSelector>(),
+                        "NodeSelector defines which nodes have access to the resources in the pool, when that pool is not limited to a single node.\n\nMust use exactly one term.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "perDeviceNodeSelection",
+                    s::property(
+                        s::boolean(),
+                        "PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set on the ResourceSlice level or on each device. If it is set to true, every device defined the ResourceSlice must specify this individually.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pool",
+                    s::property(
+                        generator.subschema_for::<ResourcePool>(),
+                        "Pool describes the pool that this ResourceSlice belongs to.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "sharedCounters",
+                    s::property(
+                        s::array(generator.subschema_for::<CounterSet>(), Some("atomic"), &[]),
+                        "SharedCounters defines a list of counter sets, each of which has a name and a list of counters available.\n\nThe names of the counter sets must be unique in the ResourcePool.\n\nOnly one of Devices and SharedCounters can be set in a ResourceSlice.\n\nThe maximum number of counter sets is 8.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

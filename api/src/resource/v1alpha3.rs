@@ -48,6 +48,62 @@ impl PatchMeta for DeviceTaint {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceTaint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceTaint")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.DeviceTaint")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "The device this taint is attached to has the \"effect\" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.",
+            None,
+            &["effect", "key"],
+            vec![
+                (
+                    "effect",
+                    s::property(
+                        s::string(None, &[]),
+                        "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.\n\nValid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here. More effects may get added in the future. Consumers must treat unknown effects like None.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "The taint key to be applied to a device. Must be a label name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "timeAdded",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.\n\nIn addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::string(None, &[]),
+                        "The taint value corresponding to the taint key. Must be a label value.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceTaint {
     fn merge_field(
@@ -154,6 +210,71 @@ impl PatchMeta for DeviceTaintRule {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceTaintRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceTaintRule")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.DeviceTaintRule")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<DeviceTaintRuleSpec>(),
+                        "Spec specifies the selector and one taint.\n\nChanging the spec automatically increments the metadata.generation number.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<DeviceTaintRuleStatus>(),
+                        "Status provides information about what was requested in the spec.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceTaintRule {
     fn merge_field(
@@ -214,6 +335,44 @@ impl PatchMeta for DeviceTaintRuleSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceTaintRuleSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceTaintRuleSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.DeviceTaintRuleSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceTaintRuleSpec specifies the selector and one taint.",
+            None,
+            &["taint"],
+            vec![
+                (
+                    "deviceSelector",
+                    s::property(
+                        generator.subschema_for::<DeviceTaintSelector>(),
+                        "DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices. Without a selector, no devices are matches.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "taint",
+                    s::property(
+                        generator.subschema_for::<DeviceTaint>(),
+                        "The taint that gets applied to matching devices.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceTaintRuleSpec {
     fn merge_field(
@@ -267,6 +426,37 @@ impl PatchMeta for DeviceTaintRuleStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceTaintRuleStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceTaintRuleStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.DeviceTaintRuleStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceTaintRuleStatus provides information about an on-going pod eviction.",
+            None,
+            &[],
+            vec![(
+                "conditions",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<Condition>(),
+                        Some("map"),
+                        &["type"],
+                    ),
+                    "Conditions provide information about the state of the DeviceTaintRule and the cluster at some point in time, in a machine-readable and human-readable format.\n\nThe following condition is currently defined as part of this API, more may get added: - Type: EvictionInProgress - Status: True if there are currently pods which need to be evicted, False otherwise\n  (includes the effects which don't cause eviction).\n- Reason: not specified, may change - Message: includes information about number of pending pods and already evicted pods\n  in a human-readable format, updated periodically, may change\n\nFor `effect: None`, the condition above gets set once for each change to the spec, with the message containing information about what would happen if the effect was `NoExecute`. This feedback can be used to decide whether changing the effect to `NoExecute` will work as intended. It only gets set once to avoid having to constantly update the status.\n\nMust have 8 or fewer entries.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeviceTaintRuleStatus {
     fn merge_field(
@@ -308,6 +498,53 @@ impl PatchMeta for DeviceTaintSelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeviceTaintSelector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeviceTaintSelector")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.DeviceTaintSelector")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "DeviceTaintSelector defines which device(s) a DeviceTaintRule applies to. The empty selector matches all devices. Without a selector, no devices are matched.",
+            None,
+            &[],
+            vec![
+                (
+                    "device",
+                    s::property(
+                        s::string(None, &[]),
+                        "If device is set, only devices with that name are selected. This field corresponds to slice.spec.devices[].name.\n\nSetting also driver and pool may be required to avoid ambiguity, but is not required.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "If driver is set, only devices from that driver are selected. This fields corresponds to slice.spec.driver.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pool",
+                    s::property(
+                        s::string(None, &[]),
+                        "If pool is set, only devices in that pool are selected.\n\nAlso setting the driver name may be useful to avoid ambiguity when different drivers use the same pool name, but this is not required because selecting pools from different drivers may also be useful, for example when drivers with node-local devices use the node name as their pool name.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -373,6 +610,116 @@ impl PatchMeta for PoolStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PoolStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PoolStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.PoolStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PoolStatus contains status information for a single resource pool.",
+            None,
+            &["driver", "generation", "poolName"],
+            vec![
+                (
+                    "allocatedDevices",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "AllocatedDevices is the number of devices currently allocated to claims. A value of 0 means no devices are allocated. May be unset when validationError is set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "availableDevices",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "AvailableDevices is the number of devices available for allocation. This equals TotalDevices - AllocatedDevices - UnavailableDevices. A value of 0 means no devices are currently available. May be unset when validationError is set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "Driver is the DRA driver name for this pool. Must be a DNS subdomain (e.g., \"gpu.example.com\").",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "generation",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "Generation is the pool generation observed across all ResourceSlices in this pool. Only the latest generation is reported. During a generation rollout, if not all slices at the latest generation have been published, the pool is included with a validationError and device counts unset.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "nodeName",
+                    s::property(
+                        s::string(None, &[]),
+                        "NodeName is the node this pool is associated with. When omitted, the pool is not associated with a specific node. Must be a valid DNS subdomain name (RFC1123).",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "poolName",
+                    s::property(
+                        s::string(None, &[]),
+                        "PoolName is the name of the pool. Must be a valid resource pool name (DNS subdomains separated by \"/\").",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceSliceCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "ResourceSliceCount is the number of ResourceSlices that make up this pool. May be unset when validationError is set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "totalDevices",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "TotalDevices is the total number of devices in the pool across all slices. A value of 0 means the pool has no devices. May be unset when validationError is set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "unavailableDevices",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "UnavailableDevices is the number of devices that are not available due to taints or other conditions, but are not allocated. A value of 0 means all unallocated devices are available. May be unset when validationError is set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "validationError",
+                    s::property(
+                        s::string(None, &[]),
+                        "ValidationError is set when the pool's data could not be fully validated (e.g., incomplete slice publication). When set, device count fields and ResourceSliceCount may be unset.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -492,6 +839,71 @@ impl PatchMeta for ResourcePoolStatusRequest {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourcePoolStatusRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourcePoolStatusRequest")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequest")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourcePoolStatusRequest triggers a one-time calculation of resource pool status based on the provided filters. Once status is set, the request is considered complete and will not be reprocessed. Users should delete and recreate requests to get updated information.",
+            None,
+            &["metadata", "spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<ResourcePoolStatusRequestSpec>(),
+                        "Spec defines the filters for which pools to include in the status. The spec is immutable once created.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<ResourcePoolStatusRequestStatus>(),
+                        "Status is populated by the controller with the calculated pool status. When status is non-nil, the request is considered complete and the entire object becomes immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ResourcePoolStatusRequest {
     fn merge_field(
@@ -535,6 +947,53 @@ impl PatchMeta for ResourcePoolStatusRequestSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourcePoolStatusRequestSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourcePoolStatusRequestSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestSpec")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourcePoolStatusRequestSpec defines the filters for the pool status request.",
+            None,
+            &["driver"],
+            vec![
+                (
+                    "driver",
+                    s::property(
+                        s::string(None, &[]),
+                        "Driver specifies the DRA driver name to filter pools. Only pools from ResourceSlices with this driver will be included. Must be a DNS subdomain (e.g., \"gpu.example.com\").",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "limit",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Limit optionally specifies the maximum number of pools to return in the status. If more pools match the filter criteria, the response will be truncated (i.e., len(status.pools) < status.poolCount).\n\nDefault: 100 Minimum: 1 Maximum: 1000",
+                        None,
+                        Some(serde_json::Value::from(100i64)),
+                    ),
+                ),
+                (
+                    "poolName",
+                    s::property(
+                        s::string(None, &[]),
+                        "PoolName optionally filters to a specific pool name. If not specified, all pools from the specified driver are included. When specified, must be a non-empty valid resource pool name (DNS subdomains separated by \"/\").",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -600,6 +1059,57 @@ impl PatchMeta for ResourcePoolStatusRequestStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ResourcePoolStatusRequestStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ResourcePoolStatusRequestStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "ResourcePoolStatusRequestStatus contains the calculated pool status information.",
+            None,
+            &["poolCount"],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Condition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Conditions provide information about the state of the request. A condition with type=Complete or type=Failed will always be set when the status is populated.\n\nKnown condition types: - \"Complete\": True when the request has been processed successfully - \"Failed\": True when the request could not be processed",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "poolCount",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "PoolCount is the total number of pools that matched the filter criteria, regardless of truncation. This helps users understand how many pools exist even when the response is truncated. A value of 0 means no pools matched the filter criteria.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "pools",
+                    s::property(
+                        s::array(generator.subschema_for::<PoolStatus>(), Some("atomic"), &[]),
+                        "Pools contains the first `spec.limit` matching pools, sorted by driver then pool name. If `len(pools) < poolCount`, the list was truncated. When omitted, no pools matched the request filters.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

@@ -92,6 +92,89 @@ impl PatchMeta for PriorityClass {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PriorityClass {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PriorityClass")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1.PriorityClass")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "description",
+                    s::property(
+                        s::string(None, &[]),
+                        "description is an arbitrary string that usually provides guidelines on when this priority class should be used.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "globalDefault",
+                    s::property(
+                        s::boolean(),
+                        "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "preemptionPolicy",
+                    s::property(
+                        s::string(None, &["Never", "PreemptLowerPriority"]),
+                        "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.\n\nPossible enum values:\n - `\"Never\"` means that pod never preempts other pods with lower priority.\n - `\"PreemptLowerPriority\"` means that pod can preempt other pods with lower priority.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "value",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+                        None,
+                        Some(serde_json::Value::from(0i64)),
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PriorityClass {
     fn merge_field(

@@ -26,6 +26,25 @@ impl PatchMeta for BasicSchedulingPolicy {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BasicSchedulingPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("BasicSchedulingPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.BasicSchedulingPolicy")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "BasicSchedulingPolicy indicates that standard Kubernetes scheduling behavior should be used.",
+            None,
+            &[],
+            vec![],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for BasicSchedulingPolicy {
     fn merge_field(
@@ -54,6 +73,33 @@ impl PatchMeta for GangSchedulingPolicy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GangSchedulingPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GangSchedulingPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.GangSchedulingPolicy")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "GangSchedulingPolicy defines the parameters for gang scheduling.",
+            None,
+            &["minCount"],
+            vec![(
+                "minCount",
+                s::property(
+                    s::integer(Some("int32")),
+                    "MinCount is the minimum number of pods that must be schedulable or scheduled at the same time for the scheduler to admit the entire group. It must be a positive integer.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -155,6 +201,71 @@ impl PatchMeta for PodGroup {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroup {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroup")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroup")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroup represents a runtime instance of pods grouped together. PodGroups are created by workload controllers (Job, LWS, JobSet, etc...) from Workload.podGroupTemplates. PodGroup API enablement is toggled by the GenericWorkload feature gate.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<PodGroupSpec>(),
+                        "Spec defines the desired state of the PodGroup.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<PodGroupStatus>(),
+                        "Status represents the current observed state of the PodGroup.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodGroup {
     fn merge_field(
@@ -212,6 +323,53 @@ impl PatchMeta for PodGroupResourceClaim {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupResourceClaim {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupResourceClaim")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupResourceClaim")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the PodGroup.\n\nIt adds a name to it that uniquely identifies the ResourceClaim inside the PodGroup. Pods that need access to the ResourceClaim define a matching reference in its own Spec.ResourceClaims. The Pod's claim must match all fields of the PodGroup's claim exactly.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name uniquely identifies this resource claim inside the PodGroup. This must be a DNS_LABEL.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimName is the name of a ResourceClaim object in the same namespace as this PodGroup. The ResourceClaim will be reserved for the PodGroup instead of its individual pods.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimTemplateName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this PodGroup.\n\nThe template will be used to create a new ResourceClaim, which will be bound to this PodGroup. When this PodGroup is deleted, the ResourceClaim will also be deleted. The PodGroup name and resource name, along with a generated component, will be used to form a unique name for the ResourceClaim, which will be recorded in podgroup.status.resourceClaimStatuses.\n\nThis field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodGroupResourceClaim {
     fn merge_field(
@@ -259,6 +417,44 @@ impl PatchMeta for PodGroupResourceClaimStatus {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupResourceClaimStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupResourceClaimStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupResourceClaimStatus")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupResourceClaimStatus is stored in the PodGroupStatus for each PodGroupResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.",
+            None,
+            &["name"],
+            vec![
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name uniquely identifies this resource claim inside the PodGroup. This must match the name of an entry in podgroup.spec.resourceClaims, which implies that the string must be a DNS_LABEL.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimName",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceClaimName is the name of the ResourceClaim that was generated for the PodGroup in the namespace of the PodGroup. If this is unset, then generating a ResourceClaim was not necessary. The podgroup.spec.resourceClaims entry can be ignored in this case.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodGroupResourceClaimStatus {
     fn merge_field(
@@ -300,6 +496,37 @@ impl PatchMeta for PodGroupSchedulingConstraints {
             fields: Some(<TopologyConstraint as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupSchedulingConstraints {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupSchedulingConstraints")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupSchedulingConstraints")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupSchedulingConstraints defines scheduling constraints (e.g. topology) for a PodGroup.",
+            None,
+            &[],
+            vec![(
+                "topology",
+                s::property(
+                    s::array(
+                        generator.subschema_for::<TopologyConstraint>(),
+                        Some("atomic"),
+                        &[],
+                    ),
+                    "Topology defines the topology constraints for the pod group. Currently only a single topology constraint can be specified. This may change in the future.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -356,6 +583,44 @@ impl PatchMeta for PodGroupSchedulingPolicy {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupSchedulingPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupSchedulingPolicy")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupSchedulingPolicy")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupSchedulingPolicy defines the scheduling configuration for a PodGroup. Exactly one policy must be set.",
+            None,
+            &[],
+            vec![
+                (
+                    "basic",
+                    s::property(
+                        generator.subschema_for::<BasicSchedulingPolicy>(),
+                        "Basic specifies that the pods in this group should be scheduled using standard Kubernetes scheduling behavior.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "gang",
+                    s::property(
+                        generator.subschema_for::<GangSchedulingPolicy>(),
+                        "Gang specifies that the pods in this group should be scheduled using all-or-nothing semantics.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -460,6 +725,93 @@ impl PatchMeta for PodGroupSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupSpec defines the desired state of a PodGroup.",
+            None,
+            &["schedulingPolicy"],
+            vec![
+                (
+                    "disruptionMode",
+                    s::property(
+                        s::string(None, &[]),
+                        "DisruptionMode defines the mode in which a given PodGroup can be disrupted. Controllers are expected to fill this field by copying it from a PodGroupTemplate. One of Pod, PodGroup. Defaults to Pod if unset. This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.",
+                        None,
+                        Some(serde_json::Value::from("Pod")),
+                    ),
+                ),
+                (
+                    "podGroupTemplateRef",
+                    s::property(
+                        generator.subschema_for::<PodGroupTemplateReference>(),
+                        "PodGroupTemplateRef references an optional PodGroup template within other object (e.g. Workload) that was used to create the PodGroup. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "priority",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Priority is the value of priority of this pod group. Various system components use this field to find the priority of the pod group. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority. This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "priorityClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "PriorityClassName defines the priority that should be considered when scheduling this pod group. Controllers are expected to fill this field by copying it from a PodGroupTemplate. Otherwise, it is validated and resolved similarly to the PriorityClassName on PodGroupTemplate (i.e. if no priority class is specified, admission control can set this to the global default priority class if it exists. Otherwise, the pod group's priority will be zero). This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaims",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodGroupResourceClaim>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "ResourceClaims defines which ResourceClaims may be shared among Pods in the group. Pods consume the devices allocated to a PodGroup's claim by defining a claim in its own Spec.ResourceClaims that matches the PodGroup's claim exactly. The claim must have the same name and refer to the same ResourceClaim or ResourceClaimTemplate.\n\nThis is an alpha-level field and requires that the DRAWorkloadResourceClaims feature gate is enabled.\n\nThis field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedulingConstraints",
+                    s::property(
+                        generator.subschema_for::<PodGroupSchedulingConstraints>(),
+                        "SchedulingConstraints defines optional scheduling constraints (e.g. topology) for this PodGroup. Controllers are expected to fill this field by copying it from a PodGroupTemplate. This field is immutable. This field is only available when the TopologyAwareWorkloadScheduling feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedulingPolicy",
+                    s::property(
+                        generator.subschema_for::<PodGroupSchedulingPolicy>(),
+                        "SchedulingPolicy defines the scheduling policy for this instance of the PodGroup. Controllers are expected to fill this field by copying it from a PodGroupTemplate. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodGroupSpec {
     fn merge_field(
@@ -539,6 +891,52 @@ impl PatchMeta for PodGroupStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupStatus")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupStatus represents information about the status of a pod group.",
+            None,
+            &[],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Condition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "Conditions represent the latest observations of the PodGroup's state.\n\nKnown condition types: - \"PodGroupScheduled\": Indicates whether the scheduling requirement has been satisfied. - \"DisruptionTarget\": Indicates whether the PodGroup is about to be terminated\n  due to disruption such as preemption.\n\nKnown reasons for the PodGroupScheduled condition: - \"Unschedulable\": The PodGroup cannot be scheduled due to resource constraints,\n  affinity/anti-affinity rules, or insufficient capacity for the gang.\n- \"SchedulerError\": The PodGroup cannot be scheduled due to some internal error\n  that happened during scheduling, for example due to nodeAffinity parsing errors.\n\nKnown reasons for the DisruptionTarget condition: - \"PreemptionByScheduler\": The PodGroup was preempted by the scheduler to make room for\n  higher-priority PodGroups or Pods.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaimStatuses",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodGroupResourceClaimStatus>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "Status of resource claims.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -631,6 +1029,93 @@ impl PatchMeta for PodGroupTemplate {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupTemplate {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupTemplate")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupTemplate")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupTemplate represents a template for a set of pods with a scheduling policy.",
+            None,
+            &["name", "schedulingPolicy"],
+            vec![
+                (
+                    "disruptionMode",
+                    s::property(
+                        s::string(None, &[]),
+                        "DisruptionMode defines the mode in which a given PodGroup can be disrupted. One of Pod, PodGroup. This field is available only when the WorkloadAwarePreemption feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is a unique identifier for the PodGroupTemplate within the Workload. It must be a DNS label. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "priority",
+                    s::property(
+                        s::integer(Some("int32")),
+                        "Priority is the value of priority of pod groups created from this template. Various system components use this field to find the priority of the pod group. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority. This field is available only when the WorkloadAwarePreemption feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "priorityClassName",
+                    s::property(
+                        s::string(None, &[]),
+                        "PriorityClassName indicates the priority that should be considered when scheduling a pod group created from this template. If no priority class is specified, admission control can set this to the global default priority class if it exists. Otherwise, pod groups created from this template will have the priority set to zero. This field is available only when the WorkloadAwarePreemption feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceClaims",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodGroupResourceClaim>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "ResourceClaims defines which ResourceClaims may be shared among Pods in the group. Pods consume the devices allocated to a PodGroup's claim by defining a claim in its own Spec.ResourceClaims that matches the PodGroup's claim exactly. The claim must have the same name and refer to the same ResourceClaim or ResourceClaimTemplate.\n\nThis is an alpha-level field and requires that the DRAWorkloadResourceClaims feature gate is enabled.\n\nThis field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedulingConstraints",
+                    s::property(
+                        generator.subschema_for::<PodGroupSchedulingConstraints>(),
+                        "SchedulingConstraints defines optional scheduling constraints (e.g. topology) for this PodGroupTemplate. This field is only available when the TopologyAwareWorkloadScheduling feature gate is enabled.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "schedulingPolicy",
+                    s::property(
+                        generator.subschema_for::<PodGroupSchedulingPolicy>(),
+                        "SchedulingPolicy defines the scheduling policy for this PodGroupTemplate.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodGroupTemplate {
     fn merge_field(
@@ -685,6 +1170,33 @@ impl PatchMeta for PodGroupTemplateReference {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PodGroupTemplateReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PodGroupTemplateReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.PodGroupTemplateReference")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "PodGroupTemplateReference references a PodGroup template defined in some object (e.g. Workload). Exactly one reference must be set.",
+            None,
+            &[],
+            vec![(
+                "workload",
+                s::property(
+                    generator.subschema_for::<WorkloadPodGroupTemplateReference>(),
+                    "Workload references the PodGroupTemplate within the Workload object that was used to create the PodGroup.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for PodGroupTemplateReference {
     fn merge_field(
@@ -716,6 +1228,33 @@ impl PatchMeta for TopologyConstraint {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TopologyConstraint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TopologyConstraint")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.TopologyConstraint")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TopologyConstraint defines a topology constraint for a PodGroup.",
+            None,
+            &["key"],
+            vec![(
+                "key",
+                s::property(
+                    s::string(None, &[]),
+                    "Key specifies the key of the node label representing the topology domain. All pods within the PodGroup must be colocated within the same domain instance. Different PodGroups can land on different domain instances even if they derive from the same PodGroupTemplate. Examples: \"topology.kubernetes.io/rack\"",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 
@@ -756,6 +1295,53 @@ impl PatchMeta for TypedLocalObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TypedLocalObjectReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("TypedLocalObjectReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.TypedLocalObjectReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "TypedLocalObjectReference allows to reference typed object inside the same namespace.",
+            None,
+            &["kind", "name"],
+            vec![
+                (
+                    "apiGroup",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIGroup is the group for the resource being referenced. If APIGroup is empty, the specified Kind must be in the core API group. For any other third-party types, setting APIGroup is required. It must be a DNS subdomain.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is the type of resource being referenced. It must be a path segment name.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name is the name of resource being referenced. It must be a path segment name.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -846,6 +1432,62 @@ impl PatchMeta for Workload {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Workload {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Workload")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.Workload")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Workload allows for expressing scheduling constraints that should be used when managing the lifecycle of workloads from the scheduling perspective, including scheduling, preemption, eviction and other phases. Workload API enablement is toggled by the GenericWorkload feature gate.",
+            None,
+            &["spec"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<WorkloadSpec>(),
+                        "Spec defines the desired behavior of a Workload.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Workload {
     fn merge_field(
@@ -882,6 +1524,46 @@ impl PatchMeta for WorkloadPodGroupTemplateReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkloadPodGroupTemplateReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WorkloadPodGroupTemplateReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.api.scheduling.v1alpha2.WorkloadPodGroupTemplateReference",
+        )
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "WorkloadPodGroupTemplateReference references the PodGroupTemplate within the Workload object.",
+            None,
+            &["podGroupTemplateName", "workloadName"],
+            vec![
+                (
+                    "podGroupTemplateName",
+                    s::property(
+                        s::string(None, &[]),
+                        "PodGroupTemplateName defines the PodGroupTemplate name within the Workload object.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "workloadName",
+                    s::property(
+                        s::string(None, &[]),
+                        "WorkloadName defines the name of the Workload object.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -944,6 +1626,48 @@ impl PatchMeta for WorkloadSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkloadSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WorkloadSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.scheduling.v1alpha2.WorkloadSpec")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "WorkloadSpec defines the desired state of a Workload.",
+            None,
+            &["podGroupTemplates"],
+            vec![
+                (
+                    "controllerRef",
+                    s::property(
+                        generator.subschema_for::<TypedLocalObjectReference>(),
+                        "ControllerRef is an optional reference to the controlling object, such as a Deployment or Job. This field is intended for use by tools like CLIs to provide a link back to the original workload definition. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "podGroupTemplates",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<PodGroupTemplate>(),
+                            Some("map"),
+                            &["name"],
+                        ),
+                        "PodGroupTemplates is the list of templates that make up the Workload. The maximum number of templates is 8. This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

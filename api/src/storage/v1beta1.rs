@@ -77,6 +77,71 @@ impl PatchMeta for VolumeAttributesClass {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for VolumeAttributesClass {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("VolumeAttributesClass")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.storage.v1beta1.VolumeAttributesClass")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.",
+            None,
+            &["driverName"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "driverName",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the CSI driver This field is immutable.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "parameters",
+                    s::property(
+                        s::map(s::string(None, &[])),
+                        "parameters hold volume attributes defined by the CSI driver. These values are opaque to the Kubernetes and are passed directly to the CSI driver. The underlying storage provider supports changing these attributes on an existing volume, however the parameters field itself is immutable. To invoke a volume update, a new VolumeAttributesClass should be created with new parameters, and the PersistentVolumeClaim should be updated to reference the new VolumeAttributesClass.\n\nThis field is required and must contain at least one key/value pair. The keys cannot be empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an \"Infeasible\" state in the modifyVolumeStatus field.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for VolumeAttributesClass {
     fn merge_field(

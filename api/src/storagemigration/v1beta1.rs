@@ -97,6 +97,71 @@ impl PatchMeta for StorageVersionMigration {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageVersionMigration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageVersionMigration")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.api.storagemigration.v1beta1.StorageVersionMigration")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "StorageVersionMigration represents a migration of stored data to the latest storage version.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "metadata",
+                    s::property(
+                        s::embedded_object_meta(),
+                        "Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "spec",
+                    s::property(
+                        generator.subschema_for::<StorageVersionMigrationSpec>(),
+                        "Specification of the migration.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "status",
+                    s::property(
+                        generator.subschema_for::<StorageVersionMigrationStatus>(),
+                        "Status of the migration.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StorageVersionMigration {
     fn merge_field(
@@ -143,6 +208,35 @@ impl PatchMeta for StorageVersionMigrationSpec {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageVersionMigrationSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageVersionMigrationSpec")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Spec of the storage version migration.",
+            None,
+            &["resource"],
+            vec![(
+                "resource",
+                s::property(
+                    generator.subschema_for::<GroupResource>(),
+                    "The resource that is being migrated. The migrator sends requests to the endpoint serving the resource. Immutable.",
+                    None,
+                    None,
+                ),
+            )],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for StorageVersionMigrationSpec {
     fn merge_field(
@@ -185,6 +279,50 @@ impl PatchMeta for StorageVersionMigrationStatus {
             fields: Some(<Condition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StorageVersionMigrationStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("StorageVersionMigrationStatus")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(
+            "io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationStatus",
+        )
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use kclient_apimachinery::meta::json_schema::openapi as s;
+        s::object(
+            "Status of the storage version migration.",
+            None,
+            &[],
+            vec![
+                (
+                    "conditions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<Condition>(),
+                            Some("map"),
+                            &["type"],
+                        ),
+                        "The latest available observations of the migration's current state.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resourceVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "ResourceVersion to compare with the GC cache for performing the migration. This is the current resource version of given group, version and resource when kube-controller-manager first observes this StorageVersionMigration resource.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 

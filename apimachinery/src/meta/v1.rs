@@ -96,6 +96,88 @@ impl PatchMeta for APIGroup {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIGroup {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIGroup")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "APIGroup contains the name, the supported versions, and the preferred version of a group.",
+            None,
+            &["name", "versions"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the name of the group.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "preferredVersion",
+                    s::property(
+                        generator.subschema_for::<GroupVersionForDiscovery>(),
+                        "preferredVersion is the version preferred by the API server, which probably is the storage version.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serverAddressByClientCIDRs",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ServerAddressByClientCIDR>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "versions",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<GroupVersionForDiscovery>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "versions are the versions supported in this group.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for APIGroup {
     fn merge_field(
@@ -155,6 +237,53 @@ impl PatchMeta for APIGroupList {
             fields: Some(<APIGroup as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIGroupList {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIGroupList")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis.",
+            None,
+            &["groups"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "groups",
+                    s::property(
+                        s::array(generator.subschema_for::<APIGroup>(), Some("atomic"), &[]),
+                        "groups is a list of APIGroup.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -241,6 +370,116 @@ impl PatchMeta for APIResource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIResource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIResource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.APIResource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "APIResource specifies the name of a resource and whether it is namespaced.",
+            None,
+            &["kind", "name", "namespaced", "singularName", "verbs"],
+            vec![
+                (
+                    "categories",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "categories is a list of the grouped resources this resource belongs to (e.g. 'all')",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "group",
+                    s::property(
+                        s::string(None, &[]),
+                        "group is the preferred group of the resource.  Empty implies the group of the containing resource list. For subresources, this may have a different value, for example: Scale\".",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "kind is the kind for the resource (e.g. 'Foo' is the kind for a resource 'foo')",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "name is the plural name of the resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "namespaced",
+                    s::property(
+                        s::boolean(),
+                        "namespaced indicates if a resource is namespaced or not.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "shortNames",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "shortNames is a list of suggested short names of the resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "singularName",
+                    s::property(
+                        s::string(None, &[]),
+                        "singularName is the singular name of the resource.  This allows clients to handle plural and singular opaquely. The singularName is more correct for reporting status on a single item and both singular and plural are allowed from the kubectl CLI interface.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "storageVersionHash",
+                    s::property(
+                        s::string(None, &[]),
+                        "The hash value of the storage version, the version this resource is converted to when written to the data store. Value must be treated as opaque by clients. Only equality comparison on the value is valid. This is an alpha feature and may change or be removed in the future. The field is populated by the apiserver only if the StorageVersionHash feature gate is enabled. This field will remain optional even if it graduates.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "verbs",
+                    s::property(
+                        s::array(s::string(None, &[]), None, &[]),
+                        "verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "version",
+                    s::property(
+                        s::string(None, &[]),
+                        "version is the preferred version of the resource.  Empty implies the version of the containing resource list For subresources, this may have a different value, for example: v1 (while inside a v1beta1 version of the core resource's group)\".",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for APIResource {
     fn merge_field(
@@ -319,6 +558,66 @@ impl PatchMeta for APIResourceList {
             fields: Some(<APIResource as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIResourceList {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIResourceList")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "APIResourceList is a list of APIResource, it is used to expose the name of the resources supported in a specific group and version, and if the resource is namespaced.",
+            None,
+            &["groupVersion", "resources"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "groupVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "groupVersion is the group and version this APIResourceList is for.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "resources",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<APIResource>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "resources contains the name of the resources and if they are namespaced.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -402,6 +701,66 @@ impl PatchMeta for APIVersions {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for APIVersions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("APIVersions")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "APIVersions lists the versions that are available, to allow clients to discover the API at /api, which is the root path of the legacy v1 API.",
+            None,
+            &["serverAddressByClientCIDRs", "versions"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serverAddressByClientCIDRs",
+                    s::property(
+                        s::array(
+                            generator.subschema_for::<ServerAddressByClientCIDR>(),
+                            Some("atomic"),
+                            &[],
+                        ),
+                        "a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "versions",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "versions are the api versions that are available.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -565,6 +924,98 @@ impl PatchMeta for DeleteOptions {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DeleteOptions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DeleteOptions")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "DeleteOptions may be provided when deleting an API object.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "dryRun",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "gracePeriodSeconds",
+                    s::property(
+                        s::integer(Some("int64")),
+                        "The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "ignoreStoreReadErrorWithClusterBreakingPotential",
+                    s::property(
+                        s::boolean(),
+                        "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error. A resource is considered corrupt if it can not be retrieved from the underlying storage successfully because of a) its data can not be transformed e.g. decryption failure, or b) it fails to decode into an object. NOTE: unsafe deletion ignores finalizer constraints, skips precondition checks, and removes the object from the storage. WARNING: This may potentially break the cluster if the workload associated with the resource being unsafe-deleted relies on normal deletion flow. Use only if you REALLY know what you are doing. The default value is false, and the user must opt in to enable it",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "orphanDependents",
+                    s::property(
+                        s::boolean(),
+                        "Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the \"orphan\" finalizer will be added to/removed from the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "preconditions",
+                    s::property(
+                        generator.subschema_for::<Preconditions>(),
+                        "Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "propagationPolicy",
+                    s::property(
+                        s::string(None, &[]),
+                        "Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for DeleteOptions {
     fn merge_field(
@@ -634,6 +1085,53 @@ impl PatchMeta for FieldSelectorRequirement {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FieldSelectorRequirement {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("FieldSelectorRequirement")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "FieldSelectorRequirement is a selector that contains values, a key, and an operator that relates the key and values.",
+            None,
+            &["key", "operator"],
+            vec![
+                (
+                    "key",
+                    s::property(
+                        s::string(None, &[]),
+                        "key is the field selector key that the requirement applies to.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "operator",
+                    s::property(
+                        s::string(None, &[]),
+                        "operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. The list of operators may grow in the future.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "values",
+                    s::property(
+                        s::array(s::string(None, &[]), Some("atomic"), &[]),
+                        "values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for FieldSelectorRequirement {
     fn merge_field(
@@ -675,6 +1173,28 @@ impl PatchMeta for GroupResource {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GroupResource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GroupResource")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types",
+            None,
+            &["group", "resource"],
+            vec![
+                ("group", s::string(None, &[])),
+                ("resource", s::string(None, &[])),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for GroupResource {
     fn merge_field(
@@ -711,6 +1231,44 @@ impl PatchMeta for GroupVersionForDiscovery {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GroupVersionForDiscovery {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GroupVersionForDiscovery")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "GroupVersion contains the \"group/version\" and \"version\" string of a version. It is made a struct to keep extensibility.",
+            None,
+            &["groupVersion", "version"],
+            vec![
+                (
+                    "groupVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "groupVersion specifies the API group and version in the form \"group/version\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "version",
+                    s::property(
+                        s::string(None, &[]),
+                        "version specifies the version in the form of \"version\". This is to save the clients the trouble of splitting the GroupVersion.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -869,6 +1427,89 @@ impl PatchMeta for ManagedFieldsEntry {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ManagedFieldsEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ManagedFieldsEntry")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry")
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.",
+            None,
+            &[],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "APIVersion defines the version of this resource that this field set applies to. The format is \"group/version\" just like the top-level APIVersion field. It is necessary to track the version of a field set because it cannot be automatically converted.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fieldsType",
+                    s::property(
+                        s::string(None, &[]),
+                        "FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: \"FieldsV1\"",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "fieldsV1",
+                    s::property(
+                        generator.subschema_for::<FieldsV1>(),
+                        "FieldsV1 holds the first JSON version format as described in the \"FieldsV1\" type.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "manager",
+                    s::property(
+                        s::string(None, &[]),
+                        "Manager is an identifier of the workflow managing these fields.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "operation",
+                    s::property(
+                        s::string(None, &[]),
+                        "Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are 'Apply' and 'Update'.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "subresource",
+                    s::property(
+                        s::string(None, &[]),
+                        "Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "time",
+                    s::property(
+                        generator.subschema_for::<Time>(),
+                        "Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
     }
 }
 
@@ -1127,6 +1768,80 @@ impl PatchMeta for OwnerReference {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for OwnerReference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("OwnerReference")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.",
+            Some("atomic"),
+            &["apiVersion", "kind", "name", "uid"],
+            vec![
+                (
+                    "apiVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "API version of the referent.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "blockOwnerDeletion",
+                    s::property(
+                        s::boolean(),
+                        "If true, AND if the owner has the \"foregroundDeletion\" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed. See https://kubernetes.io/docs/concepts/architecture/garbage-collection/#foreground-deletion for how the garbage collector interacts with this field and enforces the foreground deletion. Defaults to false. To set this field, a user needs \"delete\" permission of the owner, otherwise 422 (Unprocessable Entity) will be returned.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "controller",
+                    s::property(
+                        s::boolean(),
+                        "If true, this reference points to the managing controller.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "kind",
+                    s::property(
+                        s::string(None, &[]),
+                        "Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "name",
+                    s::property(
+                        s::string(None, &[]),
+                        "Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::string(None, &[]),
+                        "UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for OwnerReference {
     fn merge_field(
@@ -1174,6 +1889,44 @@ impl PatchMeta for Preconditions {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Preconditions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Preconditions")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.",
+            None,
+            &[],
+            vec![
+                (
+                    "resourceVersion",
+                    s::property(
+                        s::string(None, &[]),
+                        "Specifies the target ResourceVersion",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "uid",
+                    s::property(
+                        s::string(None, &[]),
+                        "Specifies the target UID.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for Preconditions {
     fn merge_field(
@@ -1213,6 +1966,44 @@ impl PatchMeta for ServerAddressByClientCIDR {
     }
 }
 
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServerAddressByClientCIDR {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ServerAddressByClientCIDR")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "ServerAddressByClientCIDR helps the client to determine the server address that they should use, depending on the clientCIDR that they match.",
+            None,
+            &["clientCIDR", "serverAddress"],
+            vec![
+                (
+                    "clientCIDR",
+                    s::property(
+                        s::string(None, &[]),
+                        "The CIDR with which clients can match their IP to figure out the server address that they should use.",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "serverAddress",
+                    s::property(
+                        s::string(None, &[]),
+                        "Address of this server, suitable for a client that matches the above CIDR. This can be a hostname, hostname:port, IP or IP:port.",
+                        None,
+                        None,
+                    ),
+                ),
+            ],
+        )
+    }
+}
+
 #[cfg(feature = "protobuf")]
 impl pb::Message for ServerAddressByClientCIDR {
     fn merge_field(
@@ -1246,6 +2037,33 @@ impl PatchMeta for ShardInfo {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ShardInfo {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ShardInfo")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "ShardInfo describes the shard selector that was applied to produce a list response. Its presence on a list response indicates the list is a filtered subset.",
+            None,
+            &["selector"],
+            vec![(
+                "selector",
+                s::property(
+                    s::string(None, &[]),
+                    "selector is the shard selector string from the request, echoed back so clients can verify which shard they received and merge responses from multiple shards.",
+                    None,
+                    None,
+                ),
+            )],
+        )
     }
 }
 

@@ -68,3 +68,94 @@ impl PatchMeta for Info {
         FIELDS
     }
 }
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Info {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Info")
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("io.k8s.apimachinery.pkg.version.Info")
+    }
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::meta::json_schema::openapi as s;
+        s::object(
+            "Info contains versioning information. how we'll want to distribute that information.",
+            None,
+            &[
+                "buildDate",
+                "compiler",
+                "gitCommit",
+                "gitTreeState",
+                "gitVersion",
+                "goVersion",
+                "major",
+                "minor",
+                "platform",
+            ],
+            vec![
+                ("buildDate", s::string(None, &[])),
+                ("compiler", s::string(None, &[])),
+                (
+                    "emulationMajor",
+                    s::property(
+                        s::string(None, &[]),
+                        "EmulationMajor is the major version of the emulation version",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "emulationMinor",
+                    s::property(
+                        s::string(None, &[]),
+                        "EmulationMinor is the minor version of the emulation version",
+                        None,
+                        None,
+                    ),
+                ),
+                ("gitCommit", s::string(None, &[])),
+                ("gitTreeState", s::string(None, &[])),
+                ("gitVersion", s::string(None, &[])),
+                ("goVersion", s::string(None, &[])),
+                (
+                    "major",
+                    s::property(
+                        s::string(None, &[]),
+                        "Major is the major version of the binary version",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "minCompatibilityMajor",
+                    s::property(
+                        s::string(None, &[]),
+                        "MinCompatibilityMajor is the major version of the minimum compatibility version",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "minCompatibilityMinor",
+                    s::property(
+                        s::string(None, &[]),
+                        "MinCompatibilityMinor is the minor version of the minimum compatibility version",
+                        None,
+                        None,
+                    ),
+                ),
+                (
+                    "minor",
+                    s::property(
+                        s::string(None, &[]),
+                        "Minor is the minor version of the binary version",
+                        None,
+                        None,
+                    ),
+                ),
+                ("platform", s::string(None, &[])),
+            ],
+        )
+    }
+}

@@ -287,3 +287,48 @@ mod tests {
         assert!(serde_json::from_str::<JSONSchemaPropsOrBool>("1").is_err());
     }
 }
+
+/// `JsonSchema` of the three (feature `schemars`): what the OpenAPI document says of them, a
+/// description and no type, so any JSON value, kept unvalidated
+/// (`x-kubernetes-preserve-unknown-fields`), as the generated types' schemas follow the
+/// document.
+#[cfg(feature = "schemars")]
+macro_rules! any_json_schema {
+    ($ty:ident, $description:literal) => {
+        impl schemars::JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(stringify!($ty))
+            }
+
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(concat!(
+                    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.",
+                    stringify!($ty)
+                ))
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "description": $description,
+                    "x-kubernetes-preserve-unknown-fields": true,
+                })
+            }
+        }
+    };
+}
+
+#[cfg(feature = "schemars")]
+any_json_schema!(
+    JSONSchemaPropsOrArray,
+    "JSONSchemaPropsOrArray represents a value that can either be a JSONSchemaProps or an array of JSONSchemaProps. Mainly here for serialization purposes."
+);
+#[cfg(feature = "schemars")]
+any_json_schema!(
+    JSONSchemaPropsOrBool,
+    "JSONSchemaPropsOrBool represents JSONSchemaProps or a boolean value. Defaults to true for the boolean property."
+);
+#[cfg(feature = "schemars")]
+any_json_schema!(
+    JSONSchemaPropsOrStringArray,
+    "JSONSchemaPropsOrStringArray represents a JSONSchemaProps or a string array."
+);
