@@ -572,3 +572,6 @@ fn defaults_keep_their_values_without_nulls() {
     assert_eq!(p["properties"]["port"]["default"], 0);
     assert!(p["properties"]["start"].get("default").is_none());
 }
+
+#[cfg(feature = "core")]
+mod api_types;

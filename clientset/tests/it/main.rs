@@ -9,6 +9,8 @@ mod apply_configurations;
 mod crd;
 #[cfg(feature = "schema")]
 mod crd_schema;
+#[cfg(feature = "schema")]
+mod crd_schema_api_types;
 mod delete;
 mod events;
 mod patch;
