@@ -46,6 +46,18 @@ use serde_json::{Map, Value, json};
 ///   `Condition` and `LabelSelector`: as controller-gen writes them (see
 ///   `kclient_apimachinery::meta::json_schema`); `ObjectMeta` as `type: object`.
 /// - The root: `type: object`, with `apiVersion` and `kind` as strings.
+/// - kclient-api's generated types (a `PodTemplateSpec`, `ResourceRequirements`,
+///   `Toleration`, `LocalObjectReference` in a spec), with kclient-api's feature `schemars`
+///   (the facade's `schema` turns it on; this crate's `schema` does not, so that CRD authors
+///   who embed none do not compile them): their OpenAPI definitions, inlined, as
+///   controller-gen writes the Go types: descriptions, formats, the documents' `enum`s,
+///   `required`, list types and map-list keys, map types, quantities and `IntOrString` as
+///   int-or-string, scalar defaults of optional fields (a port's `protocol: TCP`), and a
+///   template's `metadata` with the fields of controller-gen's `generateEmbeddedObjectMeta`
+///   (`name`, `namespace`, `labels`, `annotations`, `finalizers`), which the server keeps
+///   where a bare object would lose them to pruning. See kclient-api's README for what is
+///   left out of the documents and why. A whole pod template adds about 320 KB (mostly its
+///   descriptions) to the CRD.
 ///
 /// Dropped because a CRD schema has no place for them: `$schema`, `title`, `$comment`,
 /// `examples`, `readOnly`, `writeOnly`, `deprecated`, `additionalProperties: false` (a
@@ -59,13 +71,6 @@ use serde_json::{Map, Value, json};
 /// when externally tagged (a value that is a string or an object has no one `type`), variants
 /// whose shared property differs, untagged enums of other scalar mixes, and keywords a CRD
 /// schema does not have.
-///
-/// kclient-api's generated types (a `PodTemplateSpec` in a spec) implement no `JsonSchema`,
-/// so a type holding one does not compile with the derive. Hold such a field as
-/// `RawJson` or `serde_json::Value` (`x-kubernetes-preserve-unknown-fields`, decoded on
-/// use), or give it `#[schemars(schema_with = "...")]` returning the schema you want (for
-/// a pod template, `{"type": "object", "x-kubernetes-preserve-unknown-fields": true}` is what
-/// many operators ship).
 ///
 /// # Example
 ///
