@@ -200,3 +200,23 @@ fn a_generated_type_is_a_named_definition_for_other_generators() {
         "string"
     );
 }
+
+#[cfg(feature = "apiextensions")]
+#[test]
+fn a_recursive_generated_type_is_refused_naming_the_field() {
+    use kclient_api::apiextensions::v1::CustomResourceValidation;
+
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct SchemaSpec {
+        validation: CustomResourceValidation,
+    }
+
+    // JSONSchemaProps refers to itself: schemars leaves a `$ref`, which a CRD cannot hold.
+    let err = super::error::<Root<SchemaSpec>>();
+    assert!(
+        err.path().starts_with(".spec.validation.openAPIV3Schema."),
+        "{err}"
+    );
+    assert!(err.reason().contains("recursive"), "{err}");
+}
