@@ -127,6 +127,59 @@ custom_resource!(Fleet {
     status: true,
 });
 
+/// Installs `K`'s CRD made from its type, and checks that the server established it and found
+/// its schema structural (no `NonStructuralSchema` condition).
+pub(crate) async fn install_structural<K: CustomResource + JsonSchema>(
+    env: &TestEnv,
+    client: &kclient_rest::Client,
+) {
+    let crd = K::crd_from_type()
+        .unwrap_or_else(|e| panic!("{}'s schema is not structural: {e}", K::KIND));
+    env.install_crd(&crd)
+        .await
+        .unwrap_or_else(|e| panic!("the server refused {}'s CRD: {e}", K::KIND));
+    let served = Clientset::new(client.clone())
+        .apiextensions_v1()
+        .custom_resource_definitions()
+        .get(
+            &format!("{}.{}", K::PLURAL, K::GROUP),
+            &GetOptions::default(),
+        )
+        .await
+        .unwrap();
+    let conditions = to_json(&served)["status"]["conditions"].clone();
+    let conditions = conditions.as_array().expect("the CRD has conditions");
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True"),
+        "{conditions:#?}"
+    );
+    assert!(
+        !conditions
+            .iter()
+            .any(|c| c["type"] == "NonStructuralSchema"),
+        "the server finds the schema not structural: {conditions:#?}"
+    );
+}
+
+/// Checks that the server refuses each merge patch of the object `name` as Invalid, with an
+/// error naming its field.
+pub(crate) async fn assert_refused<K: CustomResource + std::fmt::Debug>(
+    api: &Api<K>,
+    name: &str,
+    refused: impl IntoIterator<Item = (serde_json::Value, &str)>,
+) {
+    for (patch, field) in refused {
+        let err = api
+            .patch(name, &Patch::Merge(patch.clone()), &PatchOptions::default())
+            .await
+            .expect_err(&format!("the server took {patch}"));
+        assert!(err.is_invalid(), "{patch}: {err}");
+        assert!(err.to_string().contains(field), "{patch}: {err}");
+    }
+}
+
 fn fleet(name: &str) -> Fleet {
     let mut f = Fleet {
         metadata: ObjectMeta::default(),
@@ -174,30 +227,7 @@ async fn a_crd_made_from_the_type_is_structural_keeps_and_enforces_its_fields() 
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
 
-    let crd = Fleet::crd_from_type().expect("Fleet's schema is structural");
-    env.install_crd(&crd)
-        .await
-        .expect("the server takes the CRD");
-    let served = Clientset::new(client.clone())
-        .apiextensions_v1()
-        .custom_resource_definitions()
-        .get("fleets.schema.kclient.example.com", &GetOptions::default())
-        .await
-        .unwrap();
-    let conditions = to_json(&served)["status"]["conditions"].clone();
-    let conditions = conditions.as_array().expect("the CRD has conditions");
-    assert!(
-        conditions
-            .iter()
-            .any(|c| c["type"] == "Established" && c["status"] == "True"),
-        "{conditions:#?}"
-    );
-    assert!(
-        !conditions
-            .iter()
-            .any(|c| c["type"] == "NonStructuralSchema"),
-        "the server finds the schema not structural: {conditions:#?}"
-    );
+    install_structural::<Fleet>(&env, &client).await;
 
     // Every field survives the server's pruning, through create, get and the status.
     let fleets: Api<Fleet> = Api::namespaced(client.clone(), ns.name());
@@ -282,18 +312,7 @@ async fn a_crd_made_from_the_type_is_structural_keeps_and_enforces_its_fields() 
         (json!({"spec": {"region": 5}}), "spec.region"),
         (json!({"spec": {"pools": ["gpu", "gpu"]}}), "spec.pools[1]"),
     ];
-    for (patch, field) in refused {
-        let err = fleets
-            .patch(
-                "fleet-a",
-                &Patch::Merge(patch.clone()),
-                &PatchOptions::default(),
-            )
-            .await
-            .expect_err(&format!("the server took {patch}"));
-        assert!(err.is_invalid(), "{patch}: {err}");
-        assert!(err.to_string().contains(field), "{patch}: {err}");
-    }
+    assert_refused(&fleets, "fleet-a", refused).await;
     let bad_condition = json!({"status": {"conditions": [{
         "type": "Ready", "status": "Maybe", "reason": "R", "message": "",
         "lastTransitionTime": "2024-01-01T00:00:00Z"}]}});
@@ -380,24 +399,7 @@ async fn enums_of_every_tagging_and_the_other_value_types_round_trip() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
-    env.install_crd(&Gizmo::crd_from_type().expect("Gizmo's schema is structural"))
-        .await
-        .expect("the server takes the CRD");
-    let served = Clientset::new(client.clone())
-        .apiextensions_v1()
-        .custom_resource_definitions()
-        .get("gizmos.schema.kclient.example.com", &GetOptions::default())
-        .await
-        .unwrap();
-    let conditions = to_json(&served)["status"]["conditions"].clone();
-    assert!(
-        !conditions
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["type"] == "NonStructuralSchema"),
-        "{conditions:#?}"
-    );
+    install_structural::<Gizmo>(&env, &client).await;
 
     let gizmos: Api<Gizmo> = Api::namespaced(client, ns.name());
     let mut want = Gizmo {
@@ -451,16 +453,5 @@ async fn enums_of_every_tagging_and_the_other_value_types_round_trip() {
             "spec.limits[0].cpu",
         ),
     ];
-    for (patch, field) in refused {
-        let err = gizmos
-            .patch(
-                "gizmo-a",
-                &Patch::Merge(patch.clone()),
-                &PatchOptions::default(),
-            )
-            .await
-            .expect_err(&format!("the server took {patch}"));
-        assert!(err.is_invalid(), "{patch}: {err}");
-        assert!(err.to_string().contains(field), "{patch}: {err}");
-    }
+    assert_refused(&gizmos, "gizmo-a", refused).await;
 }

@@ -7,13 +7,14 @@
 
 use kclient_api::core::v1::{PodTemplateSpec, ResourceRequirements, Toleration};
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::{CreateOptions, GetOptions, Object, PatchOptions};
+use kclient_apimachinery::{CreateOptions, GetOptions, Object};
 use kclient_clientset::schemars::JsonSchema;
-use kclient_clientset::{Api, Clientset, CustomResource, Patch, custom_resource};
+use kclient_clientset::{Api, custom_resource};
 use kclient_testenv::{Identity, TestEnv};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::crd_schema::{assert_refused, install_structural};
 use crate::{from_json, to_json};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -147,33 +148,7 @@ async fn a_crd_embedding_a_pod_template_is_structural_keeps_and_enforces_it() {
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
 
-    let crd = WorkerPool::crd_from_type().expect("WorkerPool's schema is structural");
-    env.install_crd(&crd)
-        .await
-        .expect("the server takes the CRD");
-    let served = Clientset::new(client.clone())
-        .apiextensions_v1()
-        .custom_resource_definitions()
-        .get(
-            "workerpools.schema.kclient.example.com",
-            &GetOptions::default(),
-        )
-        .await
-        .unwrap();
-    let conditions = to_json(&served)["status"]["conditions"].clone();
-    let conditions = conditions.as_array().expect("the CRD has conditions");
-    assert!(
-        conditions
-            .iter()
-            .any(|c| c["type"] == "Established" && c["status"] == "True"),
-        "{conditions:#?}"
-    );
-    assert!(
-        !conditions
-            .iter()
-            .any(|c| c["type"] == "NonStructuralSchema"),
-        "the server finds the schema not structural: {conditions:#?}"
-    );
+    install_structural::<WorkerPool>(&env, &client).await;
 
     // Every field survives pruning, the template's labels and annotations too.
     let pools: Api<WorkerPool> = Api::namespaced(client.clone(), ns.name());
@@ -253,18 +228,7 @@ async fn a_crd_embedding_a_pod_template_is_structural_keeps_and_enforces_it() {
             "spec.budget.claims[0].name",
         ),
     ];
-    for (patch, field) in refused {
-        let err = pools
-            .patch(
-                "pool-a",
-                &Patch::Merge(patch.clone()),
-                &PatchOptions::default(),
-            )
-            .await
-            .expect_err(&format!("the server took {patch}"));
-        assert!(err.is_invalid(), "{patch}: {err}");
-        assert!(err.to_string().contains(field), "{patch}: {err}");
-    }
+    assert_refused(&pools, "pool-a", refused).await;
 
     // The refused patches changed nothing.
     let got = pools.get("pool-a", &GetOptions::default()).await.unwrap();
