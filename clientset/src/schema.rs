@@ -16,8 +16,9 @@ use serde_json::{Map, Value, json};
 /// `CustomResource::crd` or [`CustomResource::crd_json_from_type`](crate::CustomResource).
 ///
 /// `T` derives [`JsonSchema`](schemars::JsonSchema) (with serde's attributes, which schemars
-/// reads); its `metadata: ObjectMeta` becomes `type: object`, and `apiVersion` and `kind`
-/// are added. It follows the rules of apiextensions-apiserver's `pkg/apiserver/schema`
+/// reads); its `metadata: ObjectMeta` becomes `type: object` (only that: a doc comment or an
+/// `Option` there would add keywords kube-apiserver refuses on the root's `metadata`), and
+/// `apiVersion` and `kind` are added. It follows the rules of apiextensions-apiserver's `pkg/apiserver/schema`
 /// (`structural.go`, `validation.go`) and the keywords `pkg/apis/apiextensions/validation`
 /// forbids.
 ///
@@ -223,6 +224,15 @@ fn to_structural_root(schema: &Value, type_name: &str) -> Result<Value, SchemaEr
             properties
                 .entry(key)
                 .or_insert_with(|| json!({"type": "string"}));
+        }
+        // kube-apiserver takes the root's `metadata` as `type: object` and nothing else (its
+        // `validateStructuralMetadataInvariants`: a description, `nullable` or a default is
+        // refused), so what the field's doc comment or `Option` added goes, as controller-gen
+        // writes it.
+        if let Some(Value::Object(metadata)) = properties.get_mut("metadata")
+            && metadata.get("type").and_then(Value::as_str) == Some("object")
+        {
+            metadata.retain(|key, _| key == "type" || key == "properties");
         }
     }
     Ok(Value::Object(root))

@@ -152,6 +152,31 @@ fn the_root_gets_api_version_kind_and_metadata_as_an_object() {
     assert!(s.get("title").is_none() && s.get("$schema").is_none());
 }
 
+/// A root whose `metadata` has a doc comment and is optional: kube-apiserver refuses any
+/// keyword on the root's `metadata` beyond `type` ("must not specify anything other than name
+/// and generateName, but metadata is implicitly specified"), a description or `nullable`
+/// included, so both go, as controller-gen writes `metadata: {type: object}`.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct DocumentedRoot {
+    /// Standard object metadata.
+    #[serde(default)]
+    metadata: Option<ObjectMeta>,
+    spec: Inner,
+}
+
+#[test]
+fn the_roots_metadata_is_only_an_object_whatever_its_field_says() {
+    let s = schema::<DocumentedRoot>();
+    assert_eq!(s["properties"]["metadata"], json!({"type": "object"}));
+    assert_eq!(s["required"], json!(["spec"]));
+    // Deeper down, a field named metadata is an ordinary field and keeps its description.
+    let nested = spec::<DocumentedRoot>();
+    assert_eq!(
+        nested["properties"]["metadata"]["description"],
+        "Standard object metadata."
+    );
+}
+
 #[test]
 fn structs_nest_inline_with_renames_and_formats() {
     let s = spec::<Plain>();

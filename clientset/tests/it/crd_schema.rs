@@ -21,6 +21,8 @@ use crate::to_json;
 /// A fleet of workers: every shape the schema rewrite handles.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 struct Fleet {
+    /// Standard object metadata: a doc comment here must not reach the schema, whose
+    /// `metadata` the server takes only as `type: object`.
     metadata: ObjectMeta,
     spec: FleetSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
