@@ -53,13 +53,13 @@ pub use network::config_map::{
     desired_config_map, drift_patch, is_controlled_by, network_name_of,
 };
 pub use network::controller::NetworkController;
-pub use network::crd::{CrdInstall, crd_name, install_crd};
+pub use network::crd::{CrdInstall, crd_name, install_crd, network_crd};
 pub use network::demo::{DemoOptions, run_demo};
 pub use network::implementation::{AnyNetworkController, Implementation};
 pub use network::options::{NetworkControllerOptions, apply_controller_rate_limits};
 pub use network::sample_controller::SampleController;
 pub use network::sync_event::{SyncEvent, SyncOutcome, error_chain};
-pub use network::types::{Network, NetworkPhase, NetworkSpec, NetworkStatus};
+pub use network::types::{Network, NetworkPhase, NetworkSpec, NetworkStatus, READY_CONDITION};
 pub use network::validation::{Cidr, InvalidSpec, validate_spec};
 pub use tabwriter::{KUBECTL_MIN_WIDTH, KUBECTL_PADDING, TabWriter};
 pub use wait::wait_out_namespace_deletion;

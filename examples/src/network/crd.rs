@@ -1,6 +1,8 @@
 //! Installing the Network CustomResourceDefinition: create it if missing, bring an older
-//! definition up to date (the status subresource and schema), and wait until the API server
-//! reports it Established, that is, serving `networks.samplecrd.k8s.io`.
+//! definition up to date (the status subresource, the short name, and the schema, which is
+//! made from the Rust types by [`CustomResource::crd_from_type`], so a CRD installed by an
+//! older build is updated when the types change), and wait until the API server reports it
+//! Established, that is, serving `networks.samplecrd.k8s.io`.
 //!
 //! The seed's controller is started before its CRD exists and logs "the server could not find
 //! the requested resource" until someone runs `kubectl apply -f crd/network.yaml`; installing
@@ -16,7 +18,7 @@ use kclient::cache::Indexer;
 use kclient::informers::new_list_watch_from_client;
 use kclient::kubernetes::{Clientset, CustomResource, Patch};
 use kclient::tools::watch::{UntilError, condition, precondition, until_with_sync};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::error::{ApiContext, Error};
 use crate::network::types::Network;
@@ -26,7 +28,8 @@ use crate::network::types::Network;
 pub enum CrdInstall {
     /// The CRD did not exist and was created.
     Created,
-    /// The CRD existed without the status subresource or schema and was updated.
+    /// The CRD existed without the status subresource, the short name or the types' schema
+    /// and was updated.
     Updated,
     /// The CRD existed as needed.
     Unchanged,
@@ -37,17 +40,22 @@ pub fn crd_name() -> String {
     format!("{}.{}", Network::PLURAL, Network::GROUP)
 }
 
-/// Makes sure the Network CRD exists as [`Network::crd`](CustomResource::crd) describes it and
-/// waits (up to `timeout`) until it is Established.
+/// The Network CRD as this build describes it: [`CustomResource::crd_from_type`], the
+/// schema made from [`Network`]'s `#[derive(JsonSchema)]`.
+pub fn network_crd() -> Result<CustomResourceDefinition, Error> {
+    Network::crd_from_type().map_err(|e| Error::api("building the Network CRD from its types", e))
+}
+
+/// Makes sure the Network CRD exists as [`network_crd`] describes it and waits (up to
+/// `timeout`) until it is Established.
 pub async fn install_crd(clientset: &Clientset, timeout: Duration) -> Result<CrdInstall, Error> {
     let crds = clientset.apiextensions_v1().custom_resource_definitions();
     let name = crd_name();
-    let wanted =
-        Network::crd(Network::schema()).map_err(|e| Error::api("building the Network CRD", e))?;
+    let wanted = network_crd()?;
 
     let outcome = match crds.get(&name, &GetOptions::default()).await {
         Ok(existing) => {
-            if is_up_to_date(&existing) {
+            if is_up_to_date(&existing, &wanted) {
                 CrdInstall::Unchanged
             } else {
                 // A merge patch replaces the `versions` list whole with ours, and the names
@@ -125,28 +133,35 @@ fn decode_error(e: serde_json::Error) -> kclient::apimachinery::Error {
     kclient::apimachinery::Error::invalid_request(e.to_string())
 }
 
-/// Whether the CRD serves v1 with the status subresource and a schema that keeps the status
-/// (an older definition, such as the one other tests create, may lack both; without the
-/// schema the API server would prune every status field), and has the short name `net`.
-fn is_up_to_date(crd: &CustomResourceDefinition) -> bool {
-    let Ok(json) = serde_json::to_value(&crd.spec) else {
-        return false;
+/// Whether the installed CRD serves v1 as `wanted` does: served, with the status subresource
+/// and the same `openAPIV3Schema` (an older definition, such as the one other tests of this
+/// workspace create or an older build of this controller installed, may lack the status or
+/// its conditions, and the API server would prune what its schema lacks), and has the short
+/// name `net`.
+fn is_up_to_date(crd: &CustomResourceDefinition, wanted: &CustomResourceDefinition) -> bool {
+    let has_short_name = crd
+        .spec
+        .names
+        .short_names
+        .as_ref()
+        .is_some_and(|names| names.iter().any(|n| n == "net"));
+    let schema_of = |crd: &CustomResourceDefinition| {
+        crd.spec
+            .versions
+            .iter()
+            .find(|v| v.name == Network::VERSION)
+            .map(|v| {
+                (
+                    v.served,
+                    v.subresources
+                        .as_ref()
+                        .and_then(|s| s.status.clone())
+                        .is_some(),
+                    serde_json::to_value(&v.schema).ok(),
+                )
+            })
     };
-    let short_names = json["names"]["shortNames"].as_array();
-    if !short_names.is_some_and(|names| names.iter().any(|n| n == "net")) {
-        return false;
-    }
-    let versions = json["versions"].as_array().cloned().unwrap_or_default();
-    versions.iter().any(|v: &Value| {
-        let props = &v["schema"]["openAPIV3Schema"]["properties"];
-        v["name"] == "v1"
-            && v["served"] == true
-            && v["subresources"]["status"].is_object()
-            && props["status"]["properties"]["observedGeneration"].is_object()
-            && props["status"]["properties"]["configMap"].is_object()
-            && props["spec"]["properties"]["cidr"].is_object()
-            && props["spec"]["properties"]["gateway"].is_object()
-    })
+    has_short_name && schema_of(crd).is_some_and(|installed| Some(installed) == schema_of(wanted))
 }
 
 /// Whether the CRD has the condition `Established=True`.
@@ -167,8 +182,8 @@ mod tests {
 
     #[test]
     fn our_own_crd_is_up_to_date_and_an_older_one_is_not() {
-        let ours = Network::crd(Network::schema()).unwrap();
-        assert!(is_up_to_date(&ours));
+        let ours = network_crd().unwrap();
+        assert!(is_up_to_date(&ours, &ours));
         assert_eq!(crd_name(), "networks.samplecrd.k8s.io");
 
         // The definition without status that other tests of this workspace create.
@@ -176,12 +191,31 @@ mod tests {
             "spec": {"type": "object", "properties": {
                 "cidr": {"type": "string"}, "gateway": {"type": "string"}}}}}))
         .unwrap();
-        assert!(!is_up_to_date(&older));
+        assert!(!is_up_to_date(&older, &ours));
+
+        // The hand-written schema of earlier builds: a status, but no conditions.
+        let before_conditions = Network::crd(json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "cidr": {"type": "string"}, "gateway": {"type": "string"}}},
+            "status": {"type": "object", "properties": {
+                "observedGeneration": {"type": "integer", "format": "int64"},
+                "phase": {"type": "string"}, "message": {"type": "string"},
+                "configMap": {"type": "string"}}}}}))
+        .unwrap();
+        assert!(!is_up_to_date(&before_conditions, &ours));
+
+        // Ours without the short name, or without the status subresource.
+        let mut no_short_name = ours.clone();
+        no_short_name.spec.names.short_names = None;
+        assert!(!is_up_to_date(&no_short_name, &ours));
+        let mut no_status = ours.clone();
+        no_status.spec.versions[0].subresources = None;
+        assert!(!is_up_to_date(&no_status, &ours));
     }
 
     #[test]
     fn established_reads_the_condition() {
-        let mut crd = Network::crd(Network::schema()).unwrap();
+        let mut crd = network_crd().unwrap();
         assert!(!is_established(&crd));
         crd = serde_json::from_value({
             let mut json = serde_json::to_value(&crd).unwrap();

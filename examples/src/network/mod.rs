@@ -2,8 +2,10 @@
 //! twice: on kclient's controller runtime (the flagship) and by hand the way client-go's
 //! sample-controller is.
 //!
-//! - [`types`]: the `Network` custom resource (`samplecrd.k8s.io/v1`).
-//! - [`crd`]: installing its CustomResourceDefinition and waiting until it is Established.
+//! - [`types`]: the `Network` custom resource (`samplecrd.k8s.io/v1`), whose types derive
+//!   the CRD's schema.
+//! - [`crd`]: installing its CustomResourceDefinition (or updating an older one) and waiting
+//!   until it is Established.
 //! - [`validation`]: what a valid spec is (a CIDR and a gateway inside it).
 //! - [`config_map`]: the "actual network", a ConfigMap owned by the Network, and the two-way
 //!   merge patch that repairs it.
@@ -13,7 +15,8 @@
 //!   handlers, the rate-limited workqueue, workers and reconcile.
 //! - [`sync`]: the reconcile step both share once they hold the Network: validate the spec,
 //!   ensure the ConfigMap, write the status.
-//! - [`options`], [`sync_event`], [`status`]: what both take, report and write.
+//! - [`options`], [`sync_event`], [`status`]: what both take, report and write (the status
+//!   with its `Ready` condition).
 //! - [`implementation`]: choosing one of the two at run time (the demo, the tests).
 //! - [`command_line`]: the flags both binaries take.
 //! - [`demo`]: the guided tour `network-controller --demo` prints.

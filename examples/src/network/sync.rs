@@ -18,7 +18,7 @@ use crate::error::{ApiContext, Error};
 use crate::network::config_map::{
     CONTROLLER_NAME, config_map_name, desired_config_map, drift_patch, is_controlled_by,
 };
-use crate::network::status::update_status;
+use crate::network::status::{Observed, update_status};
 use crate::network::sync_event::SyncOutcome;
 use crate::network::types::{Network, NetworkPhase};
 use crate::network::validation::{validate_name, validate_spec};
@@ -53,7 +53,13 @@ pub(crate) async fn sync_network(
             .map(|invalid| ("InvalidSpec", format!("invalid spec: {invalid}"))),
     };
     if let Some((reason, message)) = invalid {
-        if update_status(ctx.clientset, network, NetworkPhase::Invalid, &message, "").await? {
+        let observed = Observed {
+            phase: NetworkPhase::Invalid,
+            reason,
+            message: &message,
+            config_map: "",
+        };
+        if update_status(ctx.clientset, network, observed).await? {
             tracing::warn!("{key}: {message}; waiting for it to change");
             ctx.recorder
                 .event(network, EventType::Warning, reason, &message);
@@ -70,15 +76,13 @@ pub(crate) async fn sync_network(
         "ConfigMap {cm_name} holds cidr {} and gateway {}",
         network.spec.cidr, network.spec.gateway
     );
-    if update_status(
-        ctx.clientset,
-        network,
-        NetworkPhase::Ready,
-        &message,
-        &cm_name,
-    )
-    .await?
-    {
+    let observed = Observed {
+        phase: NetworkPhase::Ready,
+        reason: "Provisioned",
+        message: &message,
+        config_map: &cm_name,
+    };
+    if update_status(ctx.clientset, network, observed).await? {
         // The seed's "Synced" event, recorded when the status changes rather than on every
         // reconcile.
         ctx.recorder.event(
@@ -128,7 +132,13 @@ async fn ensure_config_map(network: &Network, ctx: &SyncContext<'_>) -> Result<S
             "ConfigMap {cm_name} already exists and is not managed by this Network; \
              delete or rename it"
         );
-        if update_status(ctx.clientset, network, NetworkPhase::Conflict, &message, "").await? {
+        let observed = Observed {
+            phase: NetworkPhase::Conflict,
+            reason: "ConfigMapExists",
+            message: &message,
+            config_map: "",
+        };
+        if update_status(ctx.clientset, network, observed).await? {
             tracing::warn!("{key}: {message}");
             // sample-controller's reason for the same refusal.
             ctx.recorder

@@ -4,15 +4,20 @@
 //!
 //! The Rust type is declared with `kclient::kubernetes::custom_resource!`, which gives it the
 //! `Object`/`Resource` impls that `Api<Network>`, informers and listers need, and the CRD
-//! manifest through [`CustomResource::crd`](kclient::kubernetes::CustomResource::crd).
+//! manifest through [`CustomResource::crd_from_type`](kclient::kubernetes::CustomResource::crd_from_type):
+//! the types derive `JsonSchema` (schemars, through the facade's `schema` feature), and the
+//! CRD's structural `openAPIV3Schema` is made from them, as controller-gen makes a kubebuilder
+//! project's from its Go types. The doc comments become the fields' descriptions
+//! (`kubectl explain network.spec`).
 
-use kclient::apimachinery::meta::v1::ObjectMeta;
+use kclient::apimachinery::meta::v1::{Condition, ObjectMeta};
 use kclient::kubernetes::custom_resource;
+use kclient::kubernetes::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 /// A network to provision: the desired state the controller reads from its lister.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kclient::kubernetes::schemars")]
 pub struct Network {
     /// Standard object metadata.
     pub metadata: ObjectMeta,
@@ -25,7 +30,12 @@ pub struct Network {
 }
 
 /// The desired network: an address range and its gateway.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Both fields are plain strings in the schema; what makes them valid (a CIDR, an address of
+/// the same family inside it) is checked by the controller, which reports a violation in the
+/// status, as the seed's controller would when Neutron refuses a network.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kclient::kubernetes::schemars")]
 pub struct NetworkSpec {
     /// The address range in CIDR notation, IPv4 (`10.1.0.0/16`) or IPv6 (`fd00::/64`).
     #[serde(default)]
@@ -36,7 +46,8 @@ pub struct NetworkSpec {
 }
 
 /// What the controller reports about a Network.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kclient::kubernetes::schemars")]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkStatus {
     /// The `metadata.generation` this status describes.
@@ -51,7 +62,17 @@ pub struct NetworkStatus {
     /// The name of the ConfigMap that represents the provisioned network.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub config_map: String,
+    /// The standard conditions: [`READY_CONDITION`], `True` once the ConfigMap matches the
+    /// spec, `False` with the reason when the spec is invalid or the name is taken. Set with
+    /// apimachinery's `set_status_condition`, so `lastTransitionTime` moves only when the
+    /// condition's status does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
 }
+
+/// The type of the condition the controller keeps in [`NetworkStatus::conditions`]:
+/// whether the network is provisioned as its spec says.
+pub const READY_CONDITION: &str = "Ready";
 
 /// The phases the controller writes into [`NetworkStatus::phase`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +92,16 @@ impl NetworkPhase {
             NetworkPhase::Ready => "Ready",
             NetworkPhase::Invalid => "Invalid",
             NetworkPhase::Conflict => "Conflict",
+        }
+    }
+
+    /// The [`READY_CONDITION`]'s status in this phase (`True` or `False`).
+    pub fn ready_status(self) -> &'static str {
+        match self {
+            NetworkPhase::Ready => kclient::apimachinery::CONDITION_TRUE,
+            NetworkPhase::Invalid | NetworkPhase::Conflict => {
+                kclient::apimachinery::CONDITION_FALSE
+            }
         }
     }
 }
@@ -102,40 +133,13 @@ impl Network {
             status: None,
         }
     }
-
-    /// The OpenAPI v3 schema of the CRD's only version. The spec fields are plain strings;
-    /// their meaning (a CIDR, an address inside it) is checked by the controller, which
-    /// reports violations in the status, as the seed's controller would when Neutron refuses
-    /// a network.
-    pub fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "spec": {
-                    "type": "object",
-                    "properties": {
-                        "cidr": {"type": "string"},
-                        "gateway": {"type": "string"},
-                    },
-                },
-                "status": {
-                    "type": "object",
-                    "properties": {
-                        "observedGeneration": {"type": "integer", "format": "int64"},
-                        "phase": {"type": "string"},
-                        "message": {"type": "string"},
-                        "configMap": {"type": "string"},
-                    },
-                },
-            },
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use kclient::apimachinery::{Object, Resource};
     use kclient::kubernetes::CustomResource;
+    use serde_json::json;
 
     use super::*;
 
@@ -143,10 +147,44 @@ mod tests {
     fn the_type_is_the_seed_network() {
         assert_eq!(Network::API_VERSION, "samplecrd.k8s.io/v1");
         assert_eq!(Network::PLURAL, "networks");
-        let crd = Network::crd_json(Network::schema());
+        let crd = Network::crd_json_from_type().unwrap();
         assert_eq!(crd["metadata"]["name"], "networks.samplecrd.k8s.io");
         assert_eq!(crd["spec"]["scope"], "Namespaced");
         assert!(crd["spec"]["versions"][0]["subresources"]["status"].is_object());
+    }
+
+    /// The schema made from the types: what the API server validates and prunes with.
+    #[test]
+    fn the_crd_schema_comes_from_the_types() {
+        let crd = Network::crd_json_from_type().unwrap();
+        let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        let spec = &schema["properties"]["spec"];
+        assert_eq!(spec["properties"]["cidr"]["type"], "string");
+        assert_eq!(spec["properties"]["gateway"]["type"], "string");
+        assert!(
+            spec["properties"]["gateway"]["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("inside `cidr`")),
+            "doc comments become descriptions: {spec}"
+        );
+        // `#[serde(default)]` fields are optional, so an empty spec reaches the controller,
+        // which reports it in the status.
+        assert!(spec.get("required").is_none(), "{spec}");
+        let status = &schema["properties"]["status"]["properties"];
+        for field in ["observedGeneration", "phase", "message", "configMap"] {
+            assert!(status[field].is_object(), "status.{field}: {status}");
+        }
+        assert_eq!(status["observedGeneration"]["format"], "int64");
+        // metav1.Condition as controller-gen writes it.
+        let condition = &status["conditions"]["items"];
+        assert_eq!(
+            condition["required"],
+            json!(["lastTransitionTime", "message", "reason", "status", "type"])
+        );
+        assert_eq!(
+            condition["properties"]["lastTransitionTime"]["format"],
+            "date-time"
+        );
     }
 
     #[test]
@@ -156,13 +194,16 @@ mod tests {
             "kind": "Network",
             "metadata": {"name": "a", "namespace": "ns", "generation": 2},
             "spec": {"cidr": "10.0.0.0/8", "gateway": "10.0.0.1"},
-            "status": {"observedGeneration": 2, "phase": "Ready", "message": "ok", "configMap": "network-a"},
+            "status": {"observedGeneration": 2, "phase": "Ready", "message": "ok", "configMap": "network-a",
+                "conditions": [{"type": "Ready", "status": "True", "reason": "Provisioned",
+                    "message": "ok", "lastTransitionTime": "2026-01-02T03:04:05Z", "observedGeneration": 2}]},
         }))
         .unwrap();
         assert_eq!(net.name(), "a");
         assert_eq!(net.generation(), 2);
         let status = net.status.as_ref().unwrap();
         assert_eq!(status.config_map, "network-a");
+        assert_eq!(status.conditions[0].reason, "Provisioned");
         assert_eq!(
             serde_json::to_value(status).unwrap()["observedGeneration"],
             2

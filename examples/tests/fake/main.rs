@@ -12,7 +12,8 @@ use kclient::cache::CancellationToken;
 use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient::testing::{Action, Fake, Reaction};
 use kclient_examples::{
-    Network, NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome, install_crd,
+    Network, NetworkController, NetworkControllerOptions, READY_CONDITION, SyncEvent, SyncOutcome,
+    install_crd,
 };
 use serde_json::json;
 use tokio::sync::broadcast;
@@ -396,6 +397,67 @@ async fn an_api_error_is_retried_with_backoff() {
             .get("network-net-a", &GetOptions::default())
             .await
             .is_ok()
+    );
+    f.stop().await;
+}
+
+#[tokio::test]
+async fn the_status_carries_a_ready_condition_that_follows_the_phase() {
+    let mut f = Fixture::start(|_| {}).await;
+    f.networks
+        .create(
+            &Network::new(NS, "net-a", "10.0.0.0/24", "10.0.0.1"),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(f.next_outcome("net-a").await, SyncOutcome::Created);
+    let network = f
+        .networks
+        .get("net-a", &GetOptions::default())
+        .await
+        .unwrap();
+    let status = network.status.unwrap();
+    assert_eq!(status.conditions.len(), 1, "{:?}", status.conditions);
+    let ready = &status.conditions[0];
+    assert_eq!(
+        (
+            ready.type_.as_str(),
+            ready.status.as_str(),
+            ready.reason.as_str()
+        ),
+        (READY_CONDITION, "True", "Provisioned")
+    );
+    assert_eq!(
+        ready.observed_generation,
+        Some(network.metadata.generation.unwrap_or(0))
+    );
+    assert!(!ready.last_transition_time.is_zero());
+
+    // An invalid spec turns it False, with the reason the Warning event has.
+    f.networks
+        .patch(
+            "net-a",
+            &Patch::Merge(json!({"spec": {"gateway": "192.168.0.1"}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        f.next_change("net-a").await,
+        SyncOutcome::Invalid(_)
+    ));
+    let patches = f.fake.actions_matching("patch", "networks/status");
+    let last = patches.last().unwrap().body.as_ref().unwrap();
+    let conditions = &last["status"]["conditions"];
+    assert_eq!(conditions.as_array().map(Vec::len), Some(1), "{conditions}");
+    assert_eq!(conditions[0]["status"], "False");
+    assert_eq!(conditions[0]["reason"], "InvalidSpec");
+    assert!(
+        conditions[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("outside cidr")),
+        "{conditions}"
     );
     f.stop().await;
 }

@@ -17,13 +17,14 @@ use kclient::api::core::v1::ConfigMap;
 use kclient::apimachinery::meta::v1::ObjectMeta;
 use kclient::apimachinery::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Object, PatchOptions,
+    find_status_condition,
 };
 use kclient::cache::CancellationToken;
 use kclient::envtest::{Identity, TestEnv, TestNamespace};
 use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient_examples::{
-    AnyNetworkController, DemoOptions, Implementation, Network, NetworkControllerOptions,
-    SyncEvent, SyncOutcome, install_crd, run_demo,
+    AnyNetworkController, CrdInstall, DemoOptions, Implementation, Network,
+    NetworkControllerOptions, READY_CONDITION, SyncEvent, SyncOutcome, install_crd, run_demo,
 };
 use serde_json::json;
 use tokio::sync::broadcast;
@@ -305,6 +306,16 @@ async fn creates_a_config_map_per_network_and_follows_spec_changes(implementatio
     let status = ready.status.unwrap();
     assert_eq!(status.config_map, "network-blue");
     assert_eq!(status.observed_generation, 1);
+    // The Ready condition survives the server's pruning: the CRD's schema, made from the
+    // types, has the conditions.
+    let condition = find_status_condition(&status.conditions, READY_CONDITION)
+        .unwrap_or_else(|| panic!("a Ready condition in {status:?}"))
+        .clone();
+    assert_eq!(
+        (condition.status.as_str(), condition.reason.as_str()),
+        ("True", "Provisioned")
+    );
+    assert_eq!(condition.observed_generation, Some(1));
     fx.wait_for_event("blue", "ConfigMapCreated").await;
     fx.wait_for_event("blue", "Synced").await;
 
@@ -324,7 +335,13 @@ async fn creates_a_config_map_per_network_and_follows_spec_changes(implementatio
     .await;
     let updated = fx.wait_for_phase("blue", "Ready").await;
     assert_eq!(updated.generation(), 2);
-    assert!(updated.status.unwrap().message.contains("10.2.0.254"));
+    let status = updated.status.unwrap();
+    assert!(status.message.contains("10.2.0.254"));
+    // Still Ready: the condition follows the generation, its transition time stays.
+    let after = find_status_condition(&status.conditions, READY_CONDITION).unwrap();
+    assert_eq!(after.observed_generation, Some(2));
+    assert!(after.message.contains("10.2.0.254"));
+    assert_eq!(after.last_transition_time, condition.last_transition_time);
     fx.stop().await;
 }
 
@@ -385,10 +402,16 @@ async fn reports_an_invalid_spec_in_status_without_requeuing_it(implementation: 
     let mut fx = Fixture::start(implementation).await;
     fx.create_network("bad", "10.3.0.0/16", "10.4.0.1").await;
     let net = fx.wait_for_phase("bad", "Invalid").await;
-    let message = net.status.unwrap().message;
+    let status = net.status.unwrap();
+    let message = status.message;
     assert!(
         message.contains("gateway 10.4.0.1 is outside cidr 10.3.0.0/16"),
         "{message}"
+    );
+    let ready = find_status_condition(&status.conditions, READY_CONDITION).unwrap();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "InvalidSpec")
     );
     assert!(fx.config_map("network-bad").await.is_none());
     fx.wait_for_event("bad", "InvalidSpec").await;
@@ -569,6 +592,21 @@ async fn a_deleted_networks_config_map_is_garbage_collected(implementation: Impl
     )
     .await;
     fx.stop().await;
+}
+
+/// The CRD made from the types comes back from the server as it was sent, so a second
+/// install finds it up to date (the check that decides whether to update an older one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crd_made_from_the_types_is_installed_as_built() {
+    let env = envtest().await;
+    let clientset = Clientset::new(env.client(Identity::Admin));
+    install_crd(&clientset, TIMEOUT)
+        .await
+        .expect("installing the Network CRD");
+    assert_eq!(
+        install_crd(&clientset, TIMEOUT).await.unwrap(),
+        CrdInstall::Unchanged
+    );
 }
 
 async fn the_demo_runs_to_completion(implementation: Implementation) {
