@@ -52,9 +52,10 @@ pub use network::config_map::{
     CONFIG_MAP_PREFIX, CONTROLLER_NAME, MANAGED_BY_LABEL, config_map_name, controlling_network,
     desired_config_map, drift_patch, is_controlled_by, network_name_of,
 };
-pub use network::controller::NetworkController;
+pub use network::controller::{NetworkController, RECONCILE_TIMEOUT, metrics_registry};
 pub use network::crd::{CrdInstall, crd_name, install_crd, network_crd};
 pub use network::demo::{DemoOptions, run_demo};
+pub use network::http_get::{HttpAnswer, http_get};
 pub use network::implementation::{AnyNetworkController, Implementation};
 pub use network::options::{NetworkControllerOptions, apply_controller_rate_limits};
 pub use network::sample_controller::SampleController;

@@ -1,24 +1,29 @@
 //! The flagship example: a custom controller for the seed article's `Network` resource
-//! (`samplecrd.k8s.io/v1`), on kclient's controller runtime (`kclient::controller`);
-//! `sample-controller` is the same controller written by hand on client-go's parts. It
-//! installs the CRD,
-//! watches Networks and ConfigMaps through a shared informer factory, and keeps a ConfigMap
+//! (`samplecrd.k8s.io/v1`), on kclient's controller runtime (`kclient::controller`) under a
+//! controller-runtime-style manager, as a kubebuilder project's `main.go` runs its
+//! reconciler; `sample-controller` is the same controller written by hand on client-go's
+//! parts. It installs the CRD (its schema made from the Rust types), watches Networks and
+//! ConfigMaps through the manager's shared informer factory, and keeps a ConfigMap
 //! `network-<name>` (the stand-in for a real network) in line with each Network's spec,
-//! reporting in the Network's status. The logic lives in the library
+//! reporting in the Network's status and its `Ready` condition. The logic lives in the library
 //! (`kclient_examples::NetworkController`), shared with the integration tests.
 //!
 //! ```sh
 //! scripts/demo                                        # the guided tour, against the local apiserver
 //! cargo run -p kclient-examples --bin network-controller -- --demo
-//! cargo run -p kclient-examples --bin network-controller -- --namespace default --workers 4
+//! cargo run -p kclient-examples --bin network-controller -- --namespace default --workers 4 \
+//!     --health-probe-bind-address 127.0.0.1:8081 --metrics-bind-address 127.0.0.1:8080
 //! ```
 //!
 //! Flags: `--namespace NS` (default: every namespace), `--workers N` (default 2),
-//! `--leader-elect` (reconcile only while holding the Lease `network-controller`), `--demo`
-//! (run the tour in namespace `network-demo` and exit), `--help`. The cluster comes from
-//! `KUBECONFIG` (or `~/.kube/config`, or the pod's service account); `RUST_LOG` adjusts the
-//! log (default `info` for the controller, `warn` for the libraries). Without `--demo` it runs
-//! until Ctrl-C or SIGTERM, then stops its informers and drains its queue.
+//! `--leader-elect` (reconcile only while holding the Lease `network-controller`: the
+//! manager's election), `--health-probe-bind-address ADDR` (`/healthz`, `/readyz`) and
+//! `--metrics-bind-address ADDR` (`/metrics`), both off by default, `--demo` (run the tour in
+//! namespace `network-demo` and exit), `--help`. The cluster comes from `KUBECONFIG` (or
+//! `~/.kube/config`, or the pod's service account); `RUST_LOG` adjusts the log (default
+//! `info` for the controller and the manager, `warn` for the libraries). Without `--demo` it
+//! runs until Ctrl-C or SIGTERM, then the manager stops it in order: the controller drains its
+//! queue, the Lease is released, the informers and servers stop.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -41,16 +46,19 @@ const LEADER_ELECT: &str = "reconcile only while holding the Lease network-contr
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match parse_controller_args(std::env::args().skip(1)) {
+    let args = match parse_controller_args(std::env::args().skip(1), true) {
         Ok(Some(args)) => args,
         Ok(None) => {
-            outln!("{}", controller_usage("network-controller", LEADER_ELECT));
+            outln!(
+                "{}",
+                controller_usage("network-controller", LEADER_ELECT, true)
+            );
             return ExitCode::SUCCESS;
         }
         Err(message) => {
             eprintln!(
                 "network-controller: {message}\n\n{}",
-                controller_usage("network-controller", LEADER_ELECT)
+                controller_usage("network-controller", LEADER_ELECT, true)
             );
             return ExitCode::from(2);
         }
@@ -117,6 +125,12 @@ async fn run(args: ControllerArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.leader_elect {
         controller = controller.with_leader_election(leader_election(client, &options));
     }
+    if let Some(address) = args.health_probe_bind_address {
+        controller = controller.with_health_probes(address);
+    }
+    if let Some(address) = args.metrics_bind_address {
+        controller = controller.with_metrics(address);
+    }
     match controller.run(shutdown.clone()).await {
         // Stopped by a signal before the caches synced: a normal early stop.
         Err(e) if e.is_stopped() && shutdown.is_cancelled() => {
@@ -128,8 +142,10 @@ async fn run(args: ControllerArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The Lease `network-controller` (in the watched namespace, else `default`) this replica
-/// competes for. The runtime reconciles only while it holds it, keeps the informers warm
-/// meanwhile, and at shutdown stops reconciling before releasing it.
+/// competes for, through the manager's one election. The manager runs the controller only
+/// while it holds it, keeps the informers warm meanwhile, and at shutdown stops reconciling
+/// before releasing it (`release_on_cancel`, controller-runtime's
+/// `LeaderElectionReleaseOnCancel`), so a standby takes over at once.
 fn leader_election(client: Client, options: &NetworkControllerOptions) -> LeaderElectionConfig {
     let identity = format!(
         "{}-{}",
@@ -145,7 +161,9 @@ fn leader_election(client: Client, options: &NetworkControllerOptions) -> Leader
         identity.clone(),
     );
     tracing::info!("{identity} competing for Lease {lease_namespace}/{CONTROLLER_NAME}");
-    let mut config = LeaderElectionConfig::new(lock, LeaderCallbacks::new());
+    // The manager sets the callbacks.
+    let mut config =
+        LeaderElectionConfig::new(lock, LeaderCallbacks::new()).release_on_cancel(true);
     config.name = CONTROLLER_NAME.to_owned();
     config
 }

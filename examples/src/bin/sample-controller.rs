@@ -42,16 +42,19 @@ const LEADER_ELECT: &str = "run the controller only while holding the Lease netw
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match parse_controller_args(std::env::args().skip(1)) {
+    let args = match parse_controller_args(std::env::args().skip(1), false) {
         Ok(Some(args)) => args,
         Ok(None) => {
-            outln!("{}", controller_usage("sample-controller", LEADER_ELECT));
+            outln!(
+                "{}",
+                controller_usage("sample-controller", LEADER_ELECT, false)
+            );
             return ExitCode::SUCCESS;
         }
         Err(message) => {
             eprintln!(
                 "sample-controller: {message}\n\n{}",
-                controller_usage("sample-controller", LEADER_ELECT)
+                controller_usage("sample-controller", LEADER_ELECT, false)
             );
             return ExitCode::from(2);
         }

@@ -1,17 +1,36 @@
 //! The command line both Network controller binaries take (`network-controller`, on the
-//! runtime, and `sample-controller`, by hand): one parser, one usage text.
+//! runtime under a manager, and `sample-controller`, by hand): one parser, one usage text;
+//! the manager's flags (probes, metrics) only for the program that has a manager.
 
-/// The usage text of `program`; `leader_elect` says what `--leader-elect` does for it.
-pub fn controller_usage(program: &str, leader_elect: &str) -> String {
+use std::net::SocketAddr;
+
+/// The usage text of `program`; `leader_elect` says what `--leader-elect` does for it, and
+/// `manager` whether it takes the manager's `--health-probe-bind-address` and
+/// `--metrics-bind-address`.
+pub fn controller_usage(program: &str, leader_elect: &str, manager: bool) -> String {
+    let (manager_synopsis, manager_flags) = if manager {
+        (
+            " [--health-probe-bind-address ADDR]\n       [--metrics-bind-address ADDR]",
+            "
+  --health-probe-bind-address ADDR
+                  serve /healthz and /readyz on ADDR, such as 127.0.0.1:8081 or
+                  0.0.0.0:8081 (port 0: a free port); off by default
+  --metrics-bind-address ADDR
+                  serve Prometheus metrics on ADDR/metrics, such as 127.0.0.1:8080;
+                  off by default",
+        )
+    } else {
+        ("", "")
+    };
     format!(
         "\
-usage: {program} [--namespace NS] [--workers N] [--leader-elect] [--demo]
+usage: {program} [--namespace NS] [--workers N] [--leader-elect] [--demo]{manager_synopsis}
 
   --namespace NS  watch and reconcile only namespace NS (default: every namespace;
                   with --demo: the demo's namespace, network-demo)
   --workers N     worker tasks reconciling in parallel (default 2)
   --leader-elect  {leader_elect}
-                  (in NS, or default), so that several replicas can run
+                  (in NS, or default), so that several replicas can run{manager_flags}
   --demo          install the CRD, walk through create / update / repair / invalid /
                   delete in the demo namespace, print a summary, clean up and exit
   --help          this text
@@ -31,11 +50,17 @@ pub struct ControllerArgs {
     pub demo: bool,
     /// `--leader-elect`: reconcile only while holding the Lease.
     pub leader_elect: bool,
+    /// `--health-probe-bind-address`: where the manager serves `/healthz` and `/readyz`.
+    pub health_probe_bind_address: Option<SocketAddr>,
+    /// `--metrics-bind-address`: where the manager serves `/metrics`.
+    pub metrics_bind_address: Option<SocketAddr>,
 }
 
-/// Parses the arguments after the program name; `Ok(None)` means `--help`.
+/// Parses the arguments after the program name; `Ok(None)` means `--help`. With `manager`
+/// the manager's flags are taken too.
 pub fn parse_controller_args(
     mut args: impl Iterator<Item = String>,
+    manager: bool,
 ) -> Result<Option<ControllerArgs>, String> {
     let mut parsed = ControllerArgs::default();
     while let Some(arg) = args.next() {
@@ -60,6 +85,18 @@ pub fn parse_controller_args(
                     .ok_or_else(|| format!("--workers takes a positive number, not {text:?}"))?;
                 parsed.workers = Some(workers);
             }
+            "--health-probe-bind-address" if manager => {
+                parsed.health_probe_bind_address = Some(socket_addr(
+                    "--health-probe-bind-address",
+                    &value("--health-probe-bind-address")?,
+                )?);
+            }
+            "--metrics-bind-address" if manager => {
+                parsed.metrics_bind_address = Some(socket_addr(
+                    "--metrics-bind-address",
+                    &value("--metrics-bind-address")?,
+                )?);
+            }
             "--demo" => parsed.demo = true,
             "--leader-elect" => parsed.leader_elect = true,
             "--help" | "-h" => return Ok(None),
@@ -69,12 +106,24 @@ pub fn parse_controller_args(
     Ok(Some(parsed))
 }
 
+/// An address such as `127.0.0.1:8081`, or `:8081` for every interface (Go's form, which
+/// controller-runtime's flags take).
+fn socket_addr(flag: &str, text: &str) -> Result<SocketAddr, String> {
+    let full = match text.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => text.to_owned(),
+    };
+    full.parse().map_err(|_| {
+        format!("{flag} takes an address and port such as 127.0.0.1:8081 or :8081, not {text:?}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Option<ControllerArgs>, String> {
-        parse_controller_args(args.iter().map(|s| s.to_string()))
+        parse_controller_args(args.iter().map(|s| s.to_string()), true)
     }
 
     #[test]
@@ -100,5 +149,38 @@ mod tests {
                 .contains("needs a value")
         );
         assert!(parse(&["--bogus"]).unwrap_err().contains("unknown"));
+    }
+
+    #[test]
+    fn the_manager_flags_parse_only_for_a_program_with_a_manager() {
+        let args = parse(&[
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--metrics-bind-address=:8080",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            args.health_probe_bind_address,
+            Some("127.0.0.1:0".parse().unwrap())
+        );
+        assert_eq!(
+            args.metrics_bind_address,
+            Some("0.0.0.0:8080".parse().unwrap())
+        );
+        assert!(
+            parse(&["--metrics-bind-address", "localhost"])
+                .unwrap_err()
+                .contains("address and port")
+        );
+        let without = parse_controller_args(
+            ["--health-probe-bind-address", ":8081"]
+                .map(String::from)
+                .into_iter(),
+            false,
+        );
+        assert!(without.unwrap_err().contains("unknown"));
+        assert!(controller_usage("x", "y", true).contains("--metrics-bind-address"));
+        assert!(!controller_usage("x", "y", false).contains("--metrics-bind-address"));
     }
 }

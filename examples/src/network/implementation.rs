@@ -77,6 +77,25 @@ impl AnyNetworkController {
         }
     }
 
+    /// Where the flagship's manager serves `/healthz` and `/readyz` while running, if it
+    /// was asked to ([`NetworkController::with_health_probes`]); the hand-written controller
+    /// has no manager.
+    pub fn health_probe_addr(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            AnyNetworkController::Runtime(c) => c.health_probe_addr(),
+            AnyNetworkController::HandWritten(_) => None,
+        }
+    }
+
+    /// Where the flagship's manager serves `/metrics` while running, if it was asked to
+    /// ([`NetworkController::with_metrics`]).
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            AnyNetworkController::Runtime(c) => c.metrics_addr(),
+            AnyNetworkController::HandWritten(_) => None,
+        }
+    }
+
     /// How many times `key` has been requeued with backoff since its last success.
     pub fn num_requeues(&self, key: &str) -> usize {
         match self {

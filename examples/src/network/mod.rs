@@ -9,8 +9,8 @@
 //! - [`validation`]: what a valid spec is (a CIDR and a gateway inside it).
 //! - [`config_map`]: the "actual network", a ConfigMap owned by the Network, and the two-way
 //!   merge patch that repairs it.
-//! - [`controller`]: the flagship controller on `kclient::controller`'s runtime: a builder,
-//!   predicates and one reconcile function.
+//! - [`controller`]: the flagship controller on `kclient::controller`'s runtime: a manager
+//!   (leader election, probes, metrics), a builder, predicates and one reconcile function.
 //! - [`sample_controller`]: the same controller by hand on client-go's parts: informers,
 //!   handlers, the rate-limited workqueue, workers and reconcile.
 //! - [`sync`]: the reconcile step both share once they hold the Network: validate the spec,
@@ -20,12 +20,14 @@
 //! - [`implementation`]: choosing one of the two at run time (the demo, the tests).
 //! - [`command_line`]: the flags both binaries take.
 //! - [`demo`]: the guided tour `network-controller --demo` prints.
+//! - [`http_get`]: reading the manager's probe and metrics endpoints.
 
 pub(crate) mod command_line;
 pub(crate) mod config_map;
 pub(crate) mod controller;
 pub(crate) mod crd;
 pub(crate) mod demo;
+pub(crate) mod http_get;
 pub(crate) mod implementation;
 pub(crate) mod options;
 pub(crate) mod sample_controller;

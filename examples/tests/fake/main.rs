@@ -1,9 +1,11 @@
 //! Unit tests of the Network controller's reconcile against kclient-testing's fake API
 //! server: no cluster, one process, each test in milliseconds. The controller runs unchanged
-//! (its informers, workqueue, clientset and event recorder all talk to the fake); the tests
-//! drive it through the API as a user would and assert both the outcome and the exact
-//! requests the controller sent, read from the fake's recorded actions.
+//! under its manager (its informers, workqueue, clientset and event recorder all talk to the
+//! fake); the tests drive it through the API as a user would and assert both the outcome and
+//! the exact requests the controller sent, read from the fake's recorded actions, and read the
+//! manager's probe and metrics endpoints.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use kclient::api::core::v1::ConfigMap;
@@ -13,7 +15,7 @@ use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient::testing::{Action, Fake, Reaction};
 use kclient_examples::{
     Network, NetworkController, NetworkControllerOptions, READY_CONDITION, SyncEvent, SyncOutcome,
-    install_crd,
+    http_get, install_crd,
 };
 use serde_json::json;
 use tokio::sync::broadcast;
@@ -23,6 +25,7 @@ const NS: &str = "default";
 /// A controller running over a fresh fake, with typed clients to act as a user.
 struct Fixture {
     fake: Fake,
+    controller: NetworkController,
     networks: Api<Network>,
     config_maps: Api<ConfigMap>,
     events: broadcast::Receiver<SyncEvent>,
@@ -34,6 +37,14 @@ impl Fixture {
     /// Installs the CRD in a new fake (scripting it first with `setup`), starts the
     /// controller and waits for its caches; then forgets the actions of the setup.
     async fn start(setup: impl FnOnce(&Fake)) -> Fixture {
+        Fixture::start_with(setup, |controller| controller).await
+    }
+
+    /// [`start`](Self::start), with `configure` applied to the controller before it runs.
+    async fn start_with(
+        setup: impl FnOnce(&Fake),
+        configure: impl FnOnce(NetworkController) -> NetworkController,
+    ) -> Fixture {
         let fake = Fake::new();
         let client = fake.client();
         install_crd(&Clientset::new(client.clone()), Duration::from_secs(5))
@@ -50,6 +61,7 @@ impl Fixture {
             },
         )
         .expect("the controller builds");
+        let controller = configure(controller);
         let events = controller.subscribe();
         let shutdown = CancellationToken::new();
         let running = tokio::spawn({
@@ -68,6 +80,7 @@ impl Fixture {
             networks: Api::namespaced(client.clone(), NS),
             config_maps: Api::namespaced(client, NS),
             fake,
+            controller,
             events,
             shutdown,
             running,
@@ -401,6 +414,9 @@ async fn an_api_error_is_retried_with_backoff() {
     f.stop().await;
 }
 
+/// A free port on the loopback, for the manager's servers.
+const LOCAL: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+
 #[tokio::test]
 async fn the_status_carries_a_ready_condition_that_follows_the_phase() {
     let mut f = Fixture::start(|_| {}).await;
@@ -460,4 +476,52 @@ async fn the_status_carries_a_ready_condition_that_follows_the_phase() {
         "{conditions}"
     );
     f.stop().await;
+}
+
+#[tokio::test]
+async fn the_manager_serves_readiness_and_the_reconcile_metrics() {
+    let mut f = Fixture::start_with(
+        |_| {},
+        |controller| controller.with_health_probes(LOCAL).with_metrics(LOCAL),
+    )
+    .await;
+    let probes = f.controller.health_probe_addr().expect("probes are served");
+    let metrics = f.controller.metrics_addr().expect("metrics are served");
+    assert_ne!(probes.port(), 0, "the port picked is told");
+
+    // The caches have synced (the fixture waited): ready, with the manager's check.
+    let readyz = http_get(probes, "/readyz?verbose").await.unwrap();
+    assert_eq!(readyz.status, 200, "{}", readyz.body);
+    assert!(
+        readyz.body.contains("[+]informer-sync ok"),
+        "{}",
+        readyz.body
+    );
+    let healthz = http_get(probes, "/healthz").await.unwrap();
+    assert_eq!((healthz.status, healthz.body.as_str()), (200, "ok"));
+
+    f.networks
+        .create(
+            &Network::new(NS, "net-m", "10.0.0.0/24", "10.0.0.1"),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(f.next_outcome("net-m").await, SyncOutcome::Created);
+    let answer = http_get(metrics, "/metrics").await.unwrap();
+    assert_eq!(answer.status, 200);
+    // The metrics registry is the process's: other tests' reconciles count too, so only
+    // the presence of the series is asserted.
+    assert!(
+        answer.body.lines().any(|line| line.starts_with(
+            r#"controller_runtime_reconcile_total{controller="network-controller",result="success"}"#
+        )),
+        "{}",
+        answer.body
+    );
+    f.stop().await;
+    assert!(
+        http_get(probes, "/healthz").await.is_err(),
+        "the probe server stops with the manager"
+    );
 }

@@ -1,13 +1,14 @@
 //! `network-controller --leader-elect` against the real apiserver, two replicas as two child
-//! processes on one namespace: only the holder of the Lease `network-controller` reconciles;
-//! when it is stopped (SIGTERM) it stops reconciling, releases the Lease, and the other
-//! replica takes over and reconciles what comes next.
+//! processes on one namespace: only the holder of the Lease `network-controller` reconciles
+//! (the manager's one election); when it is stopped (SIGTERM) its manager stops the controller,
+//! releases the Lease, and the other replica takes over and reconciles what comes next.
 //!
 //! "Never both at once" is checked on each replica's own log, whose lines are ordered: the
 //! standby logs no reconcile before it logs that it leads, the first leader logs none after it
-//! logs that it stopped reconciling, and the first leader's "stopped reconciling" is read
-//! before the standby's "leading" (the runtime stops reconciling before it releases the Lease,
-//! and the standby can take the Lease only once it is released).
+//! logs that it is stopping its election (the manager logs that once its leader runnables, the
+//! controller, have stopped), and that line of the first leader is read before the standby's
+//! "leading" (the manager releases the Lease only after that line, and the standby can take
+//! the Lease only once it is released).
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -24,9 +25,10 @@ use kclient_examples::{Network, install_crd};
 use crate::eventually;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-/// The runtime's log lines that mark a leadership term.
-const LEADING: &str = "leading: reconciling";
-const STOPPED: &str = "stopped reconciling";
+/// The manager's log lines that mark a leadership term: elected, and its controller stopped
+/// before the Lease is released.
+const LEADING: &str = "leading: starting the leader election runnables";
+const STOPPED: &str = "stopping the leader election";
 /// What the shared reconcile logs when it creates a ConfigMap.
 const RECONCILED: &str = "created ConfigMap";
 
@@ -157,7 +159,7 @@ async fn a_standby_replica_takes_over_when_the_leader_stops() {
     alpha.wait_for_line(LEADING).await;
     let mut beta = Replica::start(&env, &namespace, "beta");
     // Beta's caches are synced and it competes; alpha holds the Lease.
-    beta.wait_for_line("caches synced").await;
+    beta.wait_for_line("informer caches synced").await;
     beta.wait_for_line("competing for Lease").await;
 
     networks
