@@ -1,5 +1,6 @@
 //! The error of this crate's library functions (the network controller, its CRD installer and
-//! its demo): an API request that failed, or a wait that ran out of time.
+//! its demo): an API request that failed, a wait that ran out of time, a controller the
+//! runtime could not run, or an endpoint of its manager that could not be read.
 
 use std::fmt;
 
@@ -24,6 +25,11 @@ enum Kind {
     Stopped(String),
     /// The controller runtime could not run the controller.
     Controller(kclient::controller::Error),
+    /// Reading an endpoint of the controller's manager (`/readyz`, `/metrics`) failed.
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
 }
 
 impl Error {
@@ -65,6 +71,21 @@ impl Error {
         }
     }
 
+    /// A failed read of one of the manager's endpoints, with what was being read.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error {
+            kind: Kind::Io {
+                context: context.into(),
+                source,
+            },
+        }
+    }
+
+    /// Whether reading one of the manager's endpoints (`/readyz`, `/metrics`) failed.
+    pub fn is_io(&self) -> bool {
+        matches!(self.kind, Kind::Io { .. })
+    }
+
     /// Whether the controller runtime could not run the controller (an informer refused its
     /// handlers, or the leader election configuration is invalid).
     pub fn is_controller(&self) -> bool {
@@ -103,7 +124,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            Kind::Api { context, .. } => write!(f, "{context}"),
+            Kind::Api { context, .. } | Kind::Io { context, .. } => write!(f, "{context}"),
             Kind::Config(_) => write!(f, "building a client from the configuration"),
             Kind::Timeout(what) => write!(f, "timed out waiting for {what}"),
             Kind::Stopped(what) => write!(f, "stopped before {what}"),
@@ -118,6 +139,7 @@ impl std::error::Error for Error {
             Kind::Api { source, .. } => Some(source),
             Kind::Config(source) => Some(source),
             Kind::Controller(source) => Some(source),
+            Kind::Io { source, .. } => Some(source),
             _ => None,
         }
     }

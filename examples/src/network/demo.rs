@@ -1,30 +1,41 @@
 //! The guided tour behind `network-controller --demo` (and `scripts/demo`): install the CRD,
 //! start the controller in a demo namespace, and walk through what a controller is for —
 //! creating, following a spec change, repairing drift, refusing an invalid spec, and letting
-//! the garbage collector clean up — printing each step as plain lines.
+//! the garbage collector clean up — printing each step as plain lines, with each Network's
+//! `Ready` condition. The flagship runs under its manager with probes and metrics on free
+//! local ports: the demo prints what `/readyz` answers once the caches have synced and the
+//! reconcile counters `/metrics` serves at the end (the hand-written controller has no
+//! manager, so `sample-controller --demo` prints neither).
 //!
 //! The demo reads the cluster through the API (as `kubectl get` would), not through the
-//! controller's cache, so what it prints is what any client sees.
+//! controller's cache, so what it prints is what any client sees; its waits are
+//! `kclient::tools::wait` polls.
 
 use std::future::Future;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use kclient::api::core::v1::{ConfigMap, Namespace};
 use kclient::apimachinery::meta::v1::ObjectMeta;
-use kclient::apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient::apimachinery::{
+    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, find_status_condition,
+};
 use kclient::cache::CancellationToken;
 use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient::rest::{Client, Config};
+use kclient::tools::wait::poll_until_timeout;
 use serde_json::json;
 use tokio::sync::broadcast;
 
 use crate::error::{ApiContext, Error};
 use crate::network::config_map::{config_map_name, controlling_network};
+use crate::network::controller::NetworkController;
 use crate::network::crd::{CrdInstall, install_crd};
+use crate::network::http_get::http_get;
 use crate::network::implementation::{AnyNetworkController, Implementation};
 use crate::network::options::{NetworkControllerOptions, apply_controller_rate_limits};
 use crate::network::sync_event::{SyncEvent, SyncOutcome};
-use crate::network::types::Network;
+use crate::network::types::{Network, READY_CONDITION};
 use crate::outln;
 
 /// How the demo runs.
@@ -51,6 +62,38 @@ impl Default for DemoOptions {
             implementation: Implementation::Runtime,
         }
     }
+}
+
+/// Where the demo's manager serves its probes and metrics: a free port on the loopback.
+const LOCAL_FREE_PORT: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+
+/// Prints the controller's reconcile counters as its manager's `/metrics` serves them
+/// (controller-runtime's `controller_runtime_reconcile_total`, by result).
+async fn print_reconcile_metrics(address: SocketAddr) -> Result<(), Error> {
+    let metrics = http_get(address, "/metrics")
+        .await
+        .map_err(|e| Error::io(format!("reading http://{address}/metrics"), e))?;
+    outln!(
+        "The manager's /metrics ({}), the controller's reconciles by result:",
+        metrics.status
+    );
+    let controller = format!(
+        "controller=\"{}\"",
+        crate::network::config_map::CONTROLLER_NAME
+    );
+    // Sorted: the registry's order of a family's series is not fixed.
+    let mut lines: Vec<&str> = metrics
+        .body
+        .lines()
+        .filter(|line| {
+            line.starts_with("controller_runtime_reconcile_total{") && line.contains(&controller)
+        })
+        .collect();
+    lines.sort_unstable();
+    for line in lines {
+        outln!("  {line}");
+    }
+    Ok(())
 }
 
 /// The Networks the demo creates: name, cidr, gateway.
@@ -101,15 +144,21 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
         "[2/7] Starting the controller: informers for Networks and ConfigMaps in {ns}, {} workers",
         demo.options.workers
     );
-    let controller = AnyNetworkController::new(
-        demo.options.implementation,
-        client,
-        NetworkControllerOptions {
-            namespace: Some(ns.clone()),
-            workers: demo.options.workers,
-            ..NetworkControllerOptions::default()
-        },
-    )?;
+    let controller_options = NetworkControllerOptions {
+        namespace: Some(ns.clone()),
+        workers: demo.options.workers,
+        ..NetworkControllerOptions::default()
+    };
+    // The flagship runs under a manager: the demo has it serve its probes and metrics on free
+    // local ports, to read them.
+    let controller = match demo.options.implementation {
+        Implementation::Runtime => AnyNetworkController::Runtime(
+            NetworkController::new(client, controller_options)?
+                .with_health_probes(LOCAL_FREE_PORT)
+                .with_metrics(LOCAL_FREE_PORT),
+        ),
+        implementation => AnyNetworkController::new(implementation, client, controller_options)?,
+    };
     let mut events = controller.subscribe();
     let shutdown = CancellationToken::new();
     let running = tokio::spawn({
@@ -118,15 +167,32 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
     });
     let started = Instant::now();
     wait_for("the controller's caches to sync", timeout, || async {
-        Ok(controller.has_synced().then_some(()))
+        Ok(controller.has_synced())
     })
     .await?;
     outln!(
         "      caches synced in {}; workers running",
         millis(started.elapsed())
     );
+    if let Some(address) = controller.health_probe_addr() {
+        let readyz = http_get(address, "/readyz?verbose")
+            .await
+            .map_err(|e| Error::io(format!("reading http://{address}/readyz"), e))?;
+        outln!(
+            "      the manager's readiness probe, GET /readyz?verbose: {}",
+            readyz.status
+        );
+        for line in readyz.body.lines() {
+            outln!("        {line}");
+        }
+    }
 
     let result = demo.tour().await;
+    if result.is_ok()
+        && let Some(address) = controller.metrics_addr()
+    {
+        print_reconcile_metrics(address).await?;
+    }
 
     outln!();
     outln!("Stopping the controller (its queue drains, its informers stop)");
@@ -247,8 +313,8 @@ impl Demo {
             self.timeout(),
             || async {
                 match namespaces.get(ns, &GetOptions::default()).await {
-                    Ok(existing) => Ok((!existing.is_being_deleted()).then_some(())),
-                    Err(e) if e.is_not_found() => Ok(Some(())),
+                    Ok(existing) => Ok(!existing.is_being_deleted()),
+                    Err(e) if e.is_not_found() => Ok(true),
                     Err(e) => Err(Error::api(format!("reading namespace {ns}"), e)),
                 }
             },
@@ -306,9 +372,13 @@ impl Demo {
             self.wait_for_phase(name, "Ready").await?;
         }
         let provisioned = started.elapsed();
+        let mut ready_since = None;
         for (name, _, _) in [NET_A, NET_B] {
             self.print_config_map(name).await?;
-            self.print_status(name).await?;
+            let net = self.print_status(name).await?;
+            if name == NET_A.0 {
+                ready_since = ready_transition_time(&net);
+            }
         }
 
         let patch = json!({"spec": {"gateway": NEW_GATEWAY}});
@@ -326,7 +396,15 @@ impl Demo {
         outln!("      the ConfigMap followed in {}:", millis(spec_change));
         self.wait_for_observed_generation(NET_A.0).await?;
         self.print_config_map(NET_A.0).await?;
-        self.print_status(NET_A.0).await?;
+        let net = self.print_status(NET_A.0).await?;
+        outln!(
+            "        {}",
+            match (ready_since, ready_transition_time(&net)) {
+                (Some(before), Some(now)) if before == now =>
+                    "Ready stayed True: set_status_condition moves lastTransitionTime only when the status changes",
+                _ => "Ready's lastTransitionTime moved (unexpected: it stayed True)",
+            }
+        );
 
         let cm_b = config_map_name(NET_B.0);
         let vandalism = json!({"data": {"gateway": "fd00:10::dead", "note": "edited by hand"}});
@@ -341,9 +419,9 @@ impl Demo {
             self.timeout(),
             || async {
                 let cm = self.get_config_map(&cm_b).await?;
-                Ok(cm
-                    .filter(|cm| data(cm, "gateway") == NET_B.2 && data(cm, "note").is_empty())
-                    .map(|_| ()))
+                Ok(cm.is_some_and(|cm| {
+                    data(&cm, "gateway") == NET_B.2 && data(&cm, "note").is_empty()
+                }))
             },
         )
         .await?;
@@ -390,7 +468,7 @@ impl Demo {
         wait_for(
             &format!("ConfigMap {cm_a} to be garbage-collected"),
             self.timeout(),
-            || async { Ok(self.get_config_map(&cm_a).await?.is_none().then_some(())) },
+            || async { Ok(self.get_config_map(&cm_a).await?.is_none()) },
         )
         .await?;
         let garbage_collected = started.elapsed();
@@ -453,8 +531,8 @@ impl Demo {
             self.timeout(),
             || async {
                 match self.networks.get(name, &GetOptions::default()).await {
-                    Ok(_) => Ok(None),
-                    Err(e) if e.is_not_found() => Ok(Some(())),
+                    Ok(_) => Ok(false),
+                    Err(e) if e.is_not_found() => Ok(true),
                     Err(e) => Err(Error::api(format!("reading Network {ns}/{name}"), e)),
                 }
             },
@@ -465,7 +543,7 @@ impl Demo {
             wait_for(
                 &format!("ConfigMap {ns}/{cm} to be garbage-collected"),
                 self.timeout(),
-                || async { Ok(self.get_config_map(&cm).await?.is_none().then_some(())) },
+                || async { Ok(self.get_config_map(&cm).await?.is_none()) },
             )
             .await?;
         }
@@ -498,9 +576,7 @@ impl Demo {
             self.timeout(),
             || async {
                 let found = self.get_config_map(&cm).await?;
-                Ok(found
-                    .filter(|cm| data(cm, "gateway") == gateway)
-                    .map(|_| ()))
+                Ok(found.is_some_and(|cm| data(&cm, "gateway") == gateway))
             },
         )
         .await
@@ -513,7 +589,7 @@ impl Demo {
             || async {
                 let net = self.get_network(network).await?;
                 let current = net.status.as_ref().map(|s| s.phase.as_str());
-                Ok((current == Some(phase)).then_some(()))
+                Ok(current == Some(phase))
             },
         )
         .await
@@ -526,7 +602,7 @@ impl Demo {
             || async {
                 let net = self.get_network(network).await?;
                 let observed = net.status.as_ref().map_or(0, |s| s.observed_generation);
-                Ok((observed == net.generation()).then_some(()))
+                Ok(observed == net.generation())
             },
         )
         .await
@@ -552,20 +628,36 @@ impl Demo {
         Ok(())
     }
 
-    async fn print_status(&self, network: &str) -> Result<(), Error> {
+    async fn print_status(&self, network: &str) -> Result<Network, Error> {
         let net = self.get_network(network).await?;
         match &net.status {
-            Some(s) => outln!(
-                "      Network {network} status: {} (observedGeneration {} of {}): {}",
-                s.phase,
-                s.observed_generation,
-                net.generation(),
-                s.message
-            ),
+            Some(s) => {
+                outln!(
+                    "      Network {network} status: {} (observedGeneration {} of {}): {}",
+                    s.phase,
+                    s.observed_generation,
+                    net.generation(),
+                    s.message
+                );
+                if let Some(ready) = find_status_condition(&s.conditions, READY_CONDITION) {
+                    outln!(
+                        "        condition {READY_CONDITION}={} reason {} since {}",
+                        ready.status,
+                        ready.reason,
+                        ready.last_transition_time
+                    );
+                }
+            }
             None => outln!("      Network {network} status: none yet"),
         }
-        Ok(())
+        Ok(net)
     }
+}
+
+/// When the Network's `Ready` condition last changed status, if it has one.
+fn ready_transition_time(network: &Network) -> Option<kclient::apimachinery::meta::Time> {
+    let status = network.status.as_ref()?;
+    find_status_condition(&status.conditions, READY_CONDITION).map(|c| c.last_transition_time)
 }
 
 /// The value of `key` in a ConfigMap's data, or `""`.
@@ -576,23 +668,24 @@ fn data<'a>(cm: &'a ConfigMap, key: &str) -> &'a str {
         .map_or("", |v| v.as_str())
 }
 
-/// Polls `probe` every 20 ms until it returns `Some`, or fails after `timeout`; the times the
-/// demo prints are measured this way, so they are accurate to about 20 ms.
-async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T, Error>
+/// How often the demo polls what it waits for; the times it prints are measured this way, so
+/// they are accurate to about this much.
+const POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+/// Checks `condition` at once and then every [`POLL_INTERVAL`] until it holds, with
+/// apimachinery's `wait.PollUntilContextTimeout` ([`poll_until_timeout`]); a request that
+/// fails ends the wait with its error, and `timeout` with one naming `what`.
+async fn wait_for<F, Fut>(what: &str, timeout: Duration, condition: F) -> Result<(), Error>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Option<T>, Error>>,
+    Fut: Future<Output = Result<bool, Error>>,
 {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = probe().await? {
-            return Ok(value);
-        }
-        if Instant::now() >= deadline {
-            return Err(Error::timeout(what));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_until_timeout(POLL_INTERVAL, timeout, true, condition)
+        .await
+        .map_err(|e| {
+            e.into_condition_error()
+                .unwrap_or_else(|| Error::timeout(what))
+        })
 }
 
 /// `0.123 s`-style durations for the demo's lines.
