@@ -4,9 +4,10 @@
 //!
 //! The controller reconciles each `Network` custom resource of the seed article into a
 //! ConfigMap it owns and reports in the Network's status subresource. It exists twice:
-//! [`NetworkController`], the flagship, on kclient's controller runtime (`kclient::controller`),
-//! and [`SampleController`], written by hand the way client-go's sample-controller is
-//! (informers, handlers that enqueue `namespace/name` keys, a rate-limited workqueue, workers).
+//! [`NetworkController`], the flagship, on kclient's controller runtime (`kclient::controller`)
+//! under its manager (leader election, probes, metrics), and [`SampleController`], written by
+//! hand the way client-go's sample-controller is (informers, handlers that enqueue
+//! `namespace/name` keys, a rate-limited workqueue, workers).
 //! Both take [`NetworkControllerOptions`] and report [`SyncEvent`]s.
 //!
 //! ```no_run
