@@ -41,7 +41,7 @@
 //! | `prometheus` | `runtime` + `metrics`: the request (`rest_client_*`), reflector and workqueue metrics in one `prometheus-client` registry |
 //! | `protobuf`   | protobuf on the wire for built-in kinds, as client-go's clientset and informers (patches, custom resources, the dynamic client and discovery stay JSON); not in `default` |
 //! | `apply`      | server-side apply configurations of the enabled groups in `api::applyconfigurations` (client-go's `applyconfigurations`), which `Api::apply` takes; about triples `kclient-api`'s build time, not in `default` |
-//! | `schema`     | `client` + CRD schemas from Rust types: `kubernetes::structural_schema` and `CustomResource::crd_from_type` turn a `#[derive(JsonSchema)]` (schemars, re-exported as `kubernetes::schemars`) into the structural schema the API server requires, as controller-gen does for Go types, and gives `api`'s types their schemas (a spec can embed a `PodTemplateSpec`); not in `default` |
+//! | `schema`     | `client` + CRD schemas from Rust types: `kubernetes::structural_schema` and `CustomResource::crd_from_type` turn a `#[derive(JsonSchema)]` (schemars, re-exported as `kubernetes::schemars`: give the derive `#[schemars(crate = "kclient::kubernetes::schemars")]` or depend on schemars yourself) into the structural schema the API server requires, as controller-gen does for Go types, and gives `api`'s types their schemas (a spec can embed a `PodTemplateSpec`); not in `default` |
 //! | `testing`    | `client` + `testing`: client-go's `kubernetes/fake`, an in-memory API server under the real clients (compiles every API group) |
 //! | `envtest`    | `client` + `envtest`: controller-runtime's envtest, a real local kube-apiserver started from tests |
 //! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |
@@ -198,6 +198,57 @@ pub use kclient_rest as rest;
 /// client-go's `kubernetes` package: the typed [`Clientset`] (`core_v1().pods("ns")`), the
 /// generic typed client [`Api`], patches, subresources and custom resources (the
 /// `kclient-clientset` crate). Feature `client`.
+///
+/// With feature `schema`, `kubernetes::structural_schema::<T>()` and
+/// `CustomResource::crd_from_type()` make a CRD's schema from a `#[derive(JsonSchema)]`.
+/// schemars' derive writes paths into `::schemars`, which a program depending only on
+/// `kclient` does not have: give each derive
+/// `#[schemars(crate = "kclient::kubernetes::schemars")]`, as below, or add `schemars = "1"`
+/// to your own dependencies.
+///
+/// ```
+/// # #[cfg(feature = "schema")]
+/// # mod with_schema {
+/// use kclient::apimachinery::meta::v1::ObjectMeta;
+/// use kclient::kubernetes::schemars::JsonSchema;
+/// use kclient::kubernetes::{custom_resource, structural_schema};
+/// use serde::{Deserialize, Serialize};
+///
+/// /// A backup of a database.
+/// #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+/// #[schemars(crate = "kclient::kubernetes::schemars")]
+/// struct Backup {
+///     /// Standard object metadata.
+///     metadata: ObjectMeta,
+///     spec: BackupSpec,
+/// }
+///
+/// #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+/// #[schemars(crate = "kclient::kubernetes::schemars")]
+/// struct BackupSpec {
+///     /// How many days a backup is kept.
+///     days: u32,
+/// }
+///
+/// custom_resource!(Backup {
+///     group: "example.com",
+///     version: "v1",
+///     kind: "Backup",
+///     plural: "backups",
+///     singular: "backup",
+///     scope: Namespaced,
+/// });
+///
+/// pub fn check() {
+///     let schema = structural_schema::<Backup>().unwrap();
+///     assert_eq!(schema["properties"]["spec"]["properties"]["days"]["minimum"], 0);
+///     // The root's metadata is only `type: object`, whatever its doc comment says.
+///     assert_eq!(schema["properties"]["metadata"], serde_json::json!({"type": "object"}));
+/// }
+/// # }
+/// # #[cfg(feature = "schema")]
+/// # with_schema::check();
+/// ```
 #[cfg(feature = "client")]
 pub use kclient_clientset as kubernetes;
 
