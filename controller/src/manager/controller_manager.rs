@@ -215,6 +215,8 @@ impl Manager {
                 }
             })
         });
+        let (server_runnables, runnables): (Vec<_>, Vec<_>) =
+            runnables.into_iter().partition(|r| r.before_caches);
         let (leader_runnables, other_runnables): (Vec<_>, Vec<_>) =
             runnables.into_iter().partition(|r| r.needs_leader_election);
 
@@ -230,7 +232,7 @@ impl Manager {
             listeners,
             (Arc::new(healthz), Arc::new(readyz)),
             &synced,
-            (other_runnables, leader_runnables),
+            (server_runnables, other_runnables, leader_runnables),
             (
                 &mut servers,
                 &mut others,
@@ -316,7 +318,11 @@ async fn start(
     listeners: Listeners,
     (healthz, readyz): (Arc<ProbeHandler>, Arc<ProbeHandler>),
     synced: &AtomicBool,
-    (other_runnables, leader_runnables): (Vec<Runnable>, Vec<Runnable>),
+    (server_runnables, other_runnables, leader_runnables): (
+        Vec<Runnable>,
+        Vec<Runnable>,
+        Vec<Runnable>,
+    ),
     (servers, others, leaders, running_election): (
         &mut RunnableGroup,
         &mut RunnableGroup,
@@ -342,6 +348,11 @@ async fn start(
         let token = servers.token();
         let name = format!("{} server", server.name);
         servers.spawn(name, server.serve(route, token).boxed(), events_tx);
+    }
+
+    // The runnables that serve before the caches (webhook servers), with the HTTP servers.
+    for runnable in server_runnables {
+        servers.start(runnable, events_tx);
     }
 
     // 2. The caches: start the factory's informers and wait for their sync.

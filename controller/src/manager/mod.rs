@@ -30,7 +30,9 @@
 //! In controller-runtime's order of runnable groups:
 //!
 //! 1. the HTTP servers (health probes, metrics): they answer while the caches fill, `/readyz`
-//!    failing;
+//!    failing; with them the runnables that
+//!    [`starts_before_caches`](Runnable::starts_before_caches) (webhook servers, which a
+//!    conversion webhook's caches need);
 //! 2. the caches: the factory is started and its informers' sync waited for (then the
 //!    [`INFORMER_SYNC_CHECK`] readiness check passes);
 //! 3. the runnables that need no leader election;
@@ -49,7 +51,8 @@
 //!    `release_on_cancel`, so a successor starts only after this leader's work ended;
 //! 3. the other runnables are cancelled and waited for;
 //! 4. the caches (the factory's informers) are shut down;
-//! 5. the HTTP servers stop, last: probes and metrics answer until the end.
+//! 5. the HTTP servers and the runnables started with them stop, last: probes and metrics
+//!    answer until the end.
 //!
 //! What has not stopped when the timeout passes is cancelled at its next `.await`, and
 //! [`Manager::run`] fails with [`Error::is_shutdown_timeout`](crate::Error::is_shutdown_timeout),
@@ -93,9 +96,12 @@
 //! - **Built-in checks.** The `informer-sync` readiness check (kube-apiserver's name) and the
 //!   `leaderElection` liveness check are added by the manager; controller-runtime leaves both
 //!   to the program.
-//! - **No webhook or warm-up groups.** kclient-webhook's `WebhookServer`
-//!   can run as a runnable that needs no election; it then starts after the caches synced,
-//!   so a conversion webhook the caches depend on must be served outside the manager.
+//! - **Webhook servers are runnables.** controller-runtime's manager owns a webhook server
+//!   and starts it in a group of its own, before the caches. Here kclient-webhook's server is
+//!   added as a runnable marked [`starts_before_caches`](Runnable::starts_before_caches),
+//!   which puts it in the HTTP servers' group: started before the caches, stopped last. There
+//!   is no warm-up group (controller-runtime's `EnableWarmup`): a kclient controller's
+//!   informers are the factory's, synced before any runnable starts.
 //! - **Timeouts.** `Duration::ZERO` waits for nothing (controller-runtime's 0) and
 //!   `Duration::MAX` waits for ever (its negative value). The lease's release is given the
 //!   election's renew deadline even when the shutdown timeout has passed, so a successor is

@@ -38,6 +38,8 @@ type StartFn =
 pub struct Runnable {
     pub(crate) name: String,
     pub(crate) needs_leader_election: bool,
+    /// Whether it starts with the HTTP servers, before the caches (and stops with them, last).
+    pub(crate) before_caches: bool,
     /// For a controller: whether it has an election of its own, which a manager refuses.
     pub(crate) own_election: bool,
     pub(crate) start: StartFn,
@@ -48,6 +50,7 @@ impl fmt::Debug for Runnable {
         f.debug_struct("Runnable")
             .field("name", &self.name)
             .field("needs_leader_election", &self.needs_leader_election)
+            .field("before_caches", &self.before_caches)
             .finish_non_exhaustive()
     }
 }
@@ -80,6 +83,7 @@ impl Runnable {
         Runnable {
             name: format!("runnable {}", name.into()),
             needs_leader_election: true,
+            before_caches: false,
             own_election: false,
             start: Box::new(move |token| run(token).map(|r| r.map_err(Into::into)).boxed()),
         }
@@ -103,6 +107,7 @@ impl Runnable {
         Runnable {
             name: format!("controller {}", controller.name()),
             needs_leader_election: true,
+            before_caches: false,
             own_election: controller.has_leader_election(),
             start: Box::new(move |token| {
                 controller
@@ -113,14 +118,65 @@ impl Runnable {
         }
     }
 
-    /// Whether the runnable runs only while the manager leads (default true).
+    /// Whether the runnable runs only while the manager leads (default true; a runnable that
+    /// [`starts_before_caches`](Self::starts_before_caches) never does).
     pub fn needs_leader_election(mut self, needs: bool) -> Self {
-        self.needs_leader_election = needs;
+        self.needs_leader_election = needs && !self.before_caches;
+        self
+    }
+
+    /// Starts the runnable with the manager's HTTP servers, before the caches, and stops it with
+    /// them, last; it runs on every replica, leader or not (controller-runtime's webhook server
+    /// group). For a server the caches need: an informer of a custom resource with a
+    /// conversion webhook lists through it, so a conversion webhook served by this process
+    /// must answer before the caches can sync.
+    ///
+    /// ```
+    /// # async fn run(
+    /// #     factory: kclient_informers::SharedInformerFactory,
+    /// #     webhooks: impl std::future::Future<Output = ()> + Send + 'static,
+    /// # ) -> Result<(), kclient_controller::Error> {
+    /// use kclient_controller::manager::{Manager, Runnable};
+    ///
+    /// let mut manager = Manager::builder(factory).build()?;
+    /// // `webhooks`: e.g. kclient-webhook's `BoundWebhookServer::run(token)`.
+    /// manager.add(
+    ///     Runnable::new("webhook server", move |_stop| async move {
+    ///         webhooks.await;
+    ///         Ok::<_, std::convert::Infallible>(())
+    ///     })
+    ///     .starts_before_caches(),
+    /// )?;
+    /// # Ok(()) }
+    /// ```
+    pub fn starts_before_caches(mut self) -> Self {
+        self.before_caches = true;
+        self.needs_leader_election = false;
         self
     }
 
     /// The runnable's name as logs and errors show it: `controller NAME` or `runnable NAME`.
     pub fn name(&self) -> &str {
         &self.name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noop() -> Runnable {
+        Runnable::new("noop", |_stop| async { Ok::<_, std::io::Error>(()) })
+    }
+
+    #[test]
+    fn a_runnable_before_the_caches_never_needs_the_election() {
+        assert!(noop().needs_leader_election);
+        assert!(!noop().needs_leader_election(false).needs_leader_election);
+        let server = noop().starts_before_caches();
+        assert!(server.before_caches && !server.needs_leader_election);
+        // Asked for afterwards, the election is still not needed: the servers' group starts
+        // before any election.
+        assert!(!server.needs_leader_election(true).needs_leader_election);
     }
 }

@@ -1,5 +1,6 @@
 //! The controller's reconcile timeout (controller-runtime's `ReconciliationTimeout`) and the
-//! cache sync timeouts of a controller and of a manager (`CacheSyncTimeout`).
+//! cache sync timeouts of a controller and of a manager (`CacheSyncTimeout`), and a manager's
+//! runnables that start before its caches.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -181,6 +182,22 @@ async fn a_manager_whose_caches_never_sync_fails_after_its_cache_sync_timeout() 
             },
         ))
         .unwrap();
+    // A server the caches could need (a conversion webhook) starts before them all the same,
+    // and is stopped when the manager gives up.
+    let served = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::new(AtomicBool::new(false));
+    let (sv, st) = (Arc::clone(&served), Arc::clone(&stopped));
+    manager
+        .add(
+            kclient_controller::manager::Runnable::new("webhook-server", move |stop| async move {
+                sv.store(true, Ordering::SeqCst);
+                stop.cancelled().await;
+                st.store(true, Ordering::SeqCst);
+                Ok::<_, std::io::Error>(())
+            })
+            .starts_before_caches(),
+        )
+        .unwrap();
     let started = Instant::now();
     let err = tokio::time::timeout(
         Duration::from_secs(30),
@@ -196,4 +213,9 @@ async fn a_manager_whose_caches_never_sync_fails_after_its_cache_sync_timeout() 
         !ran.load(Ordering::SeqCst),
         "a runnable started before the caches synced"
     );
+    assert!(
+        served.load(Ordering::SeqCst),
+        "the runnable marked starts_before_caches never started"
+    );
+    assert!(stopped.load(Ordering::SeqCst), "it was not stopped");
 }
