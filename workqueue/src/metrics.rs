@@ -245,10 +245,10 @@ pub(crate) fn resolve_provider(
 /// How often a queue with metrics refreshes the two unfinished-work gauges (client-go's 500 ms).
 pub(crate) const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
-/// The six metrics the queue core updates as items move (retries and dropped delayed live beside
-/// them in the core).
-pub(crate) struct QueueMetrics {
-    depth: Box<dyn GaugeMetric>,
+/// The metrics every kind of queue reports alike: adds, the wait from ready to got, the work
+/// duration and the two unfinished-work gauges. The depth differs (one gauge, or one per
+/// priority), so each queue keeps its own beside these.
+pub(crate) struct WorkMetrics {
     adds: Box<dyn CounterMetric>,
     latency: Box<dyn HistogramMetric>,
     work_duration: Box<dyn HistogramMetric>,
@@ -256,10 +256,9 @@ pub(crate) struct QueueMetrics {
     longest_running_processor: Box<dyn SettableGaugeMetric>,
 }
 
-impl QueueMetrics {
+impl WorkMetrics {
     pub(crate) fn new(provider: &dyn MetricsProvider, name: &str) -> Self {
-        QueueMetrics {
-            depth: provider.new_depth_metric(name),
+        WorkMetrics {
             adds: provider.new_adds_metric(name),
             latency: provider.new_latency_metric(name),
             work_duration: provider.new_work_duration_metric(name),
@@ -268,9 +267,60 @@ impl QueueMetrics {
         }
     }
 
-    /// An item became dirty and was queued (or will be, once its processing is done).
+    /// One more add.
     pub(crate) fn added(&self) {
         self.adds.inc();
+    }
+
+    /// A worker got, at `now`, an item waiting since `since` (when known).
+    pub(crate) fn waited(&self, since: Option<Instant>, now: Instant) {
+        if let Some(since) = since {
+            self.latency.observe(seconds_between(since, now));
+        }
+    }
+
+    /// A worker finished, at `now`, an item it got at `started_at` (when known).
+    pub(crate) fn done(&self, started_at: Option<Instant>, now: Instant) {
+        if let Some(started_at) = started_at {
+            self.work_duration.observe(seconds_between(started_at, now));
+        }
+    }
+
+    /// Sets the two unfinished-work gauges from the start times of the items being processed.
+    pub(crate) fn update_unfinished_work(
+        &self,
+        now: Instant,
+        started: impl Iterator<Item = Instant>,
+    ) {
+        let (mut total, mut oldest) = (0.0_f64, 0.0_f64);
+        for started_at in started {
+            let age = seconds_between(started_at, now);
+            total += age;
+            oldest = oldest.max(age);
+        }
+        self.unfinished_work_seconds.set(total);
+        self.longest_running_processor.set(oldest);
+    }
+}
+
+/// The six metrics the queue core updates as items move (retries and dropped delayed live beside
+/// them in the core).
+pub(crate) struct QueueMetrics {
+    depth: Box<dyn GaugeMetric>,
+    work: WorkMetrics,
+}
+
+impl QueueMetrics {
+    pub(crate) fn new(provider: &dyn MetricsProvider, name: &str) -> Self {
+        QueueMetrics {
+            depth: provider.new_depth_metric(name),
+            work: WorkMetrics::new(provider, name),
+        }
+    }
+
+    /// An item became dirty and was queued (or will be, once its processing is done).
+    pub(crate) fn added(&self) {
+        self.work.added();
         self.depth.inc();
     }
 
@@ -283,16 +333,12 @@ impl QueueMetrics {
     /// A worker got an item that was added at `added_at` (when known).
     pub(crate) fn got(&self, now: Instant, added_at: Option<Instant>) {
         self.depth.dec();
-        if let Some(added_at) = added_at {
-            self.latency.observe(seconds_between(added_at, now));
-        }
+        self.work.waited(added_at, now);
     }
 
     /// A worker finished an item it got at `started_at` (when known).
     pub(crate) fn done(&self, now: Instant, started_at: Option<Instant>) {
-        if let Some(started_at) = started_at {
-            self.work_duration.observe(seconds_between(started_at, now));
-        }
+        self.work.done(started_at, now);
     }
 
     /// Sets the two unfinished-work gauges from the start times of the items being processed.
@@ -301,9 +347,7 @@ impl QueueMetrics {
         now: Instant,
         started: impl Iterator<Item = Instant>,
     ) {
-        let (total, oldest) = unfinished_work(now, started);
-        self.unfinished_work_seconds.set(total);
-        self.longest_running_processor.set(oldest);
+        self.work.update_unfinished_work(now, started);
     }
 }
 
@@ -313,19 +357,7 @@ impl fmt::Debug for QueueMetrics {
     }
 }
 
-/// The unfinished-work seconds and the longest-running processor's, from the times the items
-/// being processed were handed out.
-pub(crate) fn unfinished_work(now: Instant, started: impl Iterator<Item = Instant>) -> (f64, f64) {
-    let (mut total, mut oldest) = (0.0_f64, 0.0_f64);
-    for started_at in started {
-        let age = seconds_between(started_at, now);
-        total += age;
-        oldest = oldest.max(age);
-    }
-    (total, oldest)
-}
-
-pub(crate) fn seconds_between(start: Instant, end: Instant) -> f64 {
+fn seconds_between(start: Instant, end: Instant) -> f64 {
     end.saturating_duration_since(start).as_secs_f64()
 }
 

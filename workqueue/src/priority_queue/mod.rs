@@ -453,7 +453,7 @@ where
             done
         };
         if let (Some(metrics), Done::Finished { started_at, .. }) = (&shared.metrics, done) {
-            metrics.done(started_at, shared.clock.now());
+            metrics.work.done(started_at, shared.clock.now());
         }
     }
 
@@ -589,7 +589,7 @@ where
     /// What a getter returns, recording the latency outside the lock.
     fn hand_out(&self, taken: items::Taken<T>) -> (T, i32) {
         if let Some(metrics) = &self.metrics {
-            metrics.waited(taken.ready_since, self.clock.now());
+            metrics.work.waited(taken.ready_since, self.clock.now());
         }
         (taken.item, taken.priority)
     }
@@ -679,7 +679,9 @@ where
                     state.next_metrics_update,
                 ) && due <= now
                 {
-                    metrics.update_unfinished_work(now, state.items.started_times());
+                    metrics
+                        .work
+                        .update_unfinished_work(now, state.items.started_times());
                     state.next_metrics_update = now.checked_add(period);
                 }
                 let next = [state.items.next_due(), state.next_metrics_update]
