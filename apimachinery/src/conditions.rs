@@ -184,6 +184,18 @@ mod tests {
     }
 
     #[test]
+    fn a_condition_is_eq_so_that_statuses_holding_conditions_can_derive_it() {
+        fn eq<T: Eq>() {}
+        eq::<Condition>();
+        eq::<Vec<Condition>>();
+        eq::<List<Condition>>();
+        assert_eq!(
+            condition("Ready", CONDITION_TRUE),
+            condition("Ready", CONDITION_TRUE)
+        );
+    }
+
+    #[test]
     fn a_new_type_is_appended_with_the_time_now_unless_given() {
         let mut conditions = Vec::new();
         let before = Time::now();

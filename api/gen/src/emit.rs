@@ -301,13 +301,18 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
     };
     out.push_str(&doc_lines(&doc, ""));
     let own_debug = !secret_fields(&s.name).is_empty() || hides_last_applied(&s.name);
-    let derives = match (s.gvk.is_some(), !own_debug) {
-        (true, true) => "Clone, Debug, Default, PartialEq, serde::Deserialize",
-        (true, false) => "Clone, Default, PartialEq, serde::Deserialize",
-        (false, true) => "Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize",
-        (false, false) => "Clone, Default, PartialEq, serde::Deserialize, serde::Serialize",
+    let debug = if own_debug { "" } else { "Debug, " };
+    let eq = if s.eq { "Eq, " } else { "" };
+    // A kind serializes through its own impl (apiVersion and kind first).
+    let serialize = if s.gvk.is_some() {
+        ""
+    } else {
+        ", serde::Serialize"
     };
-    let _ = writeln!(out, "#[derive({derives})]");
+    let _ = writeln!(
+        out,
+        "#[derive(Clone, {debug}Default, PartialEq, {eq}serde::Deserialize{serialize})]"
+    );
     let _ = writeln!(out, "pub struct {} {{", s.name);
     for f in &s.fields {
         let ty = field_type(ctx, model, f);

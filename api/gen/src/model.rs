@@ -140,6 +140,9 @@ pub(crate) struct Struct {
     pub(crate) has_proto: bool,
     /// Its schema in the OpenAPI document, which its `JsonSchema` impl follows (`json_schema`).
     pub(crate) openapi: Value,
+    /// Whether every field is `Eq` (no float anywhere inside), so that the struct derives `Eq`
+    /// beside `PartialEq` (filled by `mark_eq`).
+    pub(crate) eq: bool,
 }
 
 /// Everything the emitter needs.
@@ -301,6 +304,7 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                         map_type: None,
                         has_proto: false,
                         openapi: schema.clone(),
+                        eq: true,
                     },
                 );
                 continue;
@@ -402,6 +406,7 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                     .map(str::to_string),
                 has_proto: false,
                 openapi: schema.clone(),
+                eq: true,
             },
         );
     }
@@ -420,7 +425,49 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
             }
         }
     }
+    mark_eq(&mut structs);
     Ok(Model { structs })
+}
+
+/// Marks the structs that can derive `Eq`: those without a float, a hand-written type that is
+/// not `Eq` (`JSONSchemaPropsOr*` hold floats), or a struct that cannot, anywhere inside. A
+/// fixpoint: every struct starts `Eq` and loses it when a field cannot be, until nothing
+/// changes (the references may form cycles, as `JSONSchemaProps`'s do).
+fn mark_eq(structs: &mut BTreeMap<String, Struct>) {
+    fn ty_eq(ty: &Ty, structs: &BTreeMap<String, Struct>) -> bool {
+        match ty {
+            Ty::F64 | Ty::HandWritten(..) => false,
+            Ty::Named(n) => structs.get(n).is_some_and(|s| s.eq),
+            Ty::List(inner) | Ty::Map { value: inner, .. } => ty_eq(inner, structs),
+            Ty::Str { .. }
+            | Ty::Bool
+            | Ty::I32
+            | Ty::I64
+            | Ty::Bytes
+            | Ty::Quantity
+            | Ty::IntOrString
+            | Ty::Time
+            | Ty::MicroTime
+            | Ty::RawJson
+            | Ty::ApimachineryRoot(_)
+            | Ty::FieldsV1 => true,
+        }
+    }
+    loop {
+        let not_eq: Vec<String> = structs
+            .values()
+            .filter(|s| s.eq && !s.fields.iter().all(|f| ty_eq(&f.ty, structs)))
+            .map(|s| s.schema.clone())
+            .collect();
+        if not_eq.is_empty() {
+            return;
+        }
+        for name in not_eq {
+            if let Some(s) = structs.get_mut(&name) {
+                s.eq = false;
+            }
+        }
+    }
 }
 
 fn collect_refs<'a>(v: &'a Value, out: &mut BTreeSet<&'a str>) {
@@ -488,4 +535,98 @@ fn field_ty(schema: &str, json: &str, prop: &Value, map_value: bool) -> Result<T
         },
         _ => return Err(format!("unhandled property schema {prop}")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(json: &str, ty: Ty) -> Field {
+        Field {
+            json: json.to_string(),
+            rust: json.to_string(),
+            ty,
+            required: false,
+            null_when_unset: false,
+            nil_when_empty: false,
+            proto: Vec::new(),
+            proto_wrapped: false,
+            go_value: None,
+            doc: String::new(),
+            patch_strategy: None,
+            patch_merge_key: None,
+            list_type: None,
+            list_map_keys: Vec::new(),
+            map_type: None,
+        }
+    }
+
+    fn strukt(name: &str, fields: Vec<Field>) -> (String, Struct) {
+        let s = Struct {
+            schema: name.to_string(),
+            module: Module {
+                krate: Crate::Api,
+                group: "core".to_string(),
+                version: "v1".to_string(),
+            },
+            name: name.to_string(),
+            doc: String::new(),
+            fields,
+            gvk: None,
+            has_object_meta: false,
+            resource: None,
+            map_type: None,
+            has_proto: false,
+            openapi: Value::Null,
+            eq: true,
+        };
+        (name.to_string(), s)
+    }
+
+    #[test]
+    fn a_float_anywhere_inside_keeps_a_struct_from_eq_through_cycles() {
+        let named = |n: &str| Ty::Named(n.to_string());
+        let mut structs: BTreeMap<String, Struct> = [
+            strukt("Leaf", vec![field("name", Ty::Str { interned: true })]),
+            strukt("Float", vec![field("ratio", Ty::F64)]),
+            // Holds a float two levels down, through a list and a map.
+            strukt(
+                "Outer",
+                vec![
+                    field("leaf", named("Leaf")),
+                    field("middle", Ty::List(Box::new(named("Middle")))),
+                ],
+            ),
+            strukt(
+                "Middle",
+                vec![field(
+                    "floats",
+                    Ty::Map {
+                        interned: false,
+                        value: Box::new(named("Float")),
+                    },
+                )],
+            ),
+            // A cycle without a float stays Eq; one with a float does not.
+            strukt("CycleA", vec![field("b", named("CycleB"))]),
+            strukt(
+                "CycleB",
+                vec![field("a", named("CycleA")), field("t", Ty::Time)],
+            ),
+            strukt("FloatCycleA", vec![field("b", named("FloatCycleB"))]),
+            strukt(
+                "FloatCycleB",
+                vec![field("a", named("FloatCycleA")), field("x", Ty::F64)],
+            ),
+        ]
+        .into_iter()
+        .collect();
+        mark_eq(&mut structs);
+        let eq: Vec<&str> = structs
+            .values()
+            .filter(|s| s.eq)
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(eq, ["CycleA", "CycleB", "Leaf"]);
+    }
 }

@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, PatchMeta};
 use kclient_apimachinery::protobuf as pb;
 
 /// ApplyConfiguration defines the desired configuration values of an object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ApplyConfiguration {
     /// expression will be evaluated by CEL to create an apply configuration. ref: <https://github.com/google/cel-spec>
     ///
@@ -104,7 +104,7 @@ impl pb::Message for ApplyConfiguration {
 }
 
 /// AuditAnnotation describes how to produce an audit annotation for an API request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AuditAnnotation {
     /// key specifies the audit annotation key. The audit annotation keys of a ValidatingAdmissionPolicy must be unique. The key must be a qualified name (\[A-Za-z0-9\]\[-A-Za-z0-9_.\]\*) no more than 63 bytes in length.
     ///
@@ -191,7 +191,7 @@ impl pb::Message for AuditAnnotation {
 }
 
 /// ExpressionWarning is a warning information that targets a specific expression.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ExpressionWarning {
     /// fieldRef is the path to the field that refers to the expression. For example, the reference to the expression of the first item of validations is "spec.validations\[0\].expression"
     #[serde(rename = "fieldRef", default)]
@@ -268,7 +268,7 @@ impl pb::Message for ExpressionWarning {
 }
 
 /// JSONPatch defines a JSON Patch.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct JSONPatch {
     /// expression will be evaluated by CEL to create a \[JSON patch\](<https://jsonpatch.com/>). ref: <https://github.com/google/cel-spec>
     ///
@@ -382,7 +382,7 @@ impl pb::Message for JSONPatch {
 }
 
 /// MatchCondition represents a condition which must by fulfilled for a request to be sent to a webhook.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MatchCondition {
     /// expression represents the expression which will be evaluated by CEL. Must evaluate to bool. CEL expressions have access to the contents of the AdmissionRequest and Authorizer, organized into CEL variables:
     ///
@@ -469,7 +469,7 @@ impl pb::Message for MatchCondition {
 }
 
 /// MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MatchResources {
     /// excludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
     #[serde(
@@ -677,7 +677,7 @@ impl pb::Message for MatchResources {
 }
 
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct MutatingAdmissionPolicy {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -824,7 +824,7 @@ impl pb::Message for MutatingAdmissionPolicy {
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding. Each evaluation is constrained by a \[runtime cost budget\](<https://kubernetes.io/docs/reference/using-api/cel/#runtime-cost-budget>).
 ///
 /// Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct MutatingAdmissionPolicyBinding {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -969,7 +969,7 @@ impl pb::Message for MutatingAdmissionPolicyBinding {
 }
 
 /// MutatingAdmissionPolicyBindingSpec defines the specification of the MutatingAdmissionPolicyBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MutatingAdmissionPolicyBindingSpec {
     /// matchResources limits what resources match this binding and may be mutated by it. Note that if matchResources matches a resource, the resource must also match a policy's matchConstraints and matchConditions before the resource may be mutated. When matchResources is unset, it does not constrain resource matching, and only the policy's matchConstraints and matchConditions must match for the resource to be mutated. Additionally, matchResources.resourceRules are optional and do not constraint matching when unset. Note that this is differs from MutatingAdmissionPolicy matchConstraints, where resourceRules are required. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '\*' matches CREATE, UPDATE and CONNECT.
     #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
@@ -1081,7 +1081,7 @@ impl pb::Message for MutatingAdmissionPolicyBindingSpec {
 }
 
 /// MutatingAdmissionPolicySpec defines the desired behavior of the admission policy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MutatingAdmissionPolicySpec {
     /// failurePolicy defines how to handle failures for the admission policy. Failures can occur from CEL expression parse errors, type check errors, runtime errors and invalid or mis-configured policy definitions or bindings.
     ///
@@ -1309,7 +1309,7 @@ impl pb::Message for MutatingAdmissionPolicySpec {
 }
 
 /// MutatingWebhook describes an admission webhook and the resources and operations it applies to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MutatingWebhook {
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
     #[serde(
@@ -1669,7 +1669,7 @@ impl pb::Message for MutatingWebhook {
 }
 
 /// MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct MutatingWebhookConfiguration {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -1818,7 +1818,7 @@ impl pb::Message for MutatingWebhookConfiguration {
 }
 
 /// Mutation specifies the CEL expression which is used to apply the Mutation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Mutation {
     /// applyConfiguration defines the desired configuration values of an object. The configuration is applied to the admission object using \[structured merge diff\](<https://github.com/kubernetes-sigs/structured-merge-diff>). A CEL expression is used to create apply configuration.
     #[serde(rename = "applyConfiguration", skip_serializing_if = "Option::is_none")]
@@ -1933,7 +1933,7 @@ impl pb::Message for Mutation {
 }
 
 /// NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NamedRuleWithOperations {
     /// apiGroups is the API groups the resources belong to. '\*' is all groups. If '\*' is present, the length of the slice must be one. Required.
     #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
@@ -2147,7 +2147,7 @@ impl pb::Message for NamedRuleWithOperations {
 }
 
 /// ParamKind is a tuple of Group Kind and Version.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ParamKind {
     /// apiVersion is the API group version the resources belong to. In format of "group/version". Required.
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -2225,7 +2225,7 @@ impl pb::Message for ParamKind {
 }
 
 /// ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ParamRef {
     /// name is the name of the resource being referenced.
     ///
@@ -2360,7 +2360,7 @@ impl pb::Message for ParamRef {
 }
 
 /// RuleWithOperations is a tuple of Operations and Resources. It is recommended to make sure that all the tuple expansions are valid.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct RuleWithOperations {
     /// apiGroups is the API groups the resources belong to. '\*' is all groups. If '\*' is present, the length of the slice must be one. Required.
     #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
@@ -2541,7 +2541,7 @@ impl pb::Message for RuleWithOperations {
 }
 
 /// ServiceReference holds a reference to Service.legacy.k8s.io
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceReference {
     /// name is the name of the service. Required
     #[serde(default)]
@@ -2646,7 +2646,7 @@ impl pb::Message for ServiceReference {
 }
 
 /// TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TypeChecking {
     /// expressionWarnings contains the type checking warnings for each expression.
     #[serde(rename = "expressionWarnings", skip_serializing_if = "Option::is_none")]
@@ -2719,7 +2719,7 @@ impl pb::Message for TypeChecking {
 }
 
 /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ValidatingAdmissionPolicy {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -2892,7 +2892,7 @@ impl pb::Message for ValidatingAdmissionPolicy {
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding.
 ///
 /// The CEL expressions of a policy must have a computed CEL cost below the maximum CEL budget. Each evaluation of the policy is given an independent CEL cost budget. Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ValidatingAdmissionPolicyBinding {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -3035,7 +3035,7 @@ impl pb::Message for ValidatingAdmissionPolicyBinding {
 }
 
 /// ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ValidatingAdmissionPolicyBindingSpec {
     /// matchResources declares what resources match this binding and will be validated by it. Note that this is intersected with the policy's matchConstraints, so only requests that are matched by the policy can be selected by this. If this is unset, all resources matched by the policy are validated by this binding When resourceRules is unset, it does not constrain resource matching. If a resource is matched by the other fields of this object, it will be validated. Note that this is differs from ValidatingAdmissionPolicy matchConstraints, where resourceRules are required.
     #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
@@ -3192,7 +3192,7 @@ impl pb::Message for ValidatingAdmissionPolicyBindingSpec {
 }
 
 /// ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ValidatingAdmissionPolicySpec {
     /// auditAnnotations contains CEL expressions which are used to produce audit annotations for the audit event of the API request. validations and auditAnnotations may not both be empty; a least one of validations or auditAnnotations is required.
     #[serde(rename = "auditAnnotations", skip_serializing_if = "Option::is_none")]
@@ -3431,7 +3431,7 @@ impl pb::Message for ValidatingAdmissionPolicySpec {
 }
 
 /// ValidatingAdmissionPolicyStatus represents the status of an admission validation policy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ValidatingAdmissionPolicyStatus {
     /// conditions represent the latest available observations of a policy's current state.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -3547,7 +3547,7 @@ impl pb::Message for ValidatingAdmissionPolicyStatus {
 }
 
 /// ValidatingWebhook describes an admission webhook and the resources and operations it applies to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ValidatingWebhook {
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
     #[serde(
@@ -3883,7 +3883,7 @@ impl pb::Message for ValidatingWebhook {
 }
 
 /// ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ValidatingWebhookConfiguration {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -4032,7 +4032,7 @@ impl pb::Message for ValidatingWebhookConfiguration {
 }
 
 /// Validation specifies the CEL expression which is used to apply the validation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Validation {
     /// expression represents the expression which will be evaluated by CEL. ref: <https://github.com/google/cel-spec> CEL expressions have access to the contents of the API request/response, organized into CEL variables as well as some other useful variables:
     ///
@@ -4162,7 +4162,7 @@ impl pb::Message for Validation {
 }
 
 /// Variable is the definition of a variable that is used for composition. A variable is defined as a named expression.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Variable {
     /// expression is the expression that will be evaluated as the value of the variable. The CEL expression has access to the same identifiers as the CEL expressions in Validation.
     #[serde(default)]
@@ -4240,7 +4240,7 @@ impl pb::Message for Variable {
 }
 
 /// WebhookClientConfig contains the information to make a TLS connection with the webhook
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct WebhookClientConfig {
     /// caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate. If unspecified, system trust roots on the apiserver are used.
     #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]

@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta};
 use kclient_apimachinery::protobuf as pb;
 
 /// ApplyConfiguration defines the desired configuration values of an object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ApplyConfiguration {
     /// expression will be evaluated by CEL to create an apply configuration. ref: <https://github.com/google/cel-spec>
     ///
@@ -104,7 +104,7 @@ impl pb::Message for ApplyConfiguration {
 }
 
 /// JSONPatch defines a JSON Patch.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct JSONPatch {
     /// expression will be evaluated by CEL to create a \[JSON patch\](<https://jsonpatch.com/>). ref: <https://github.com/google/cel-spec>
     ///
@@ -218,7 +218,7 @@ impl pb::Message for JSONPatch {
 }
 
 /// MatchCondition represents a condition which must be fulfilled for a request to be sent to a webhook.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MatchCondition {
     /// expression represents the expression which will be evaluated by CEL. Must evaluate to bool. CEL expressions have access to the contents of the AdmissionRequest and Authorizer, organized into CEL variables:
     ///
@@ -305,7 +305,7 @@ impl pb::Message for MatchCondition {
 }
 
 /// MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MatchResources {
     /// excludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
     #[serde(
@@ -509,7 +509,7 @@ impl pb::Message for MatchResources {
 }
 
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct MutatingAdmissionPolicy {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -658,7 +658,7 @@ impl pb::Message for MutatingAdmissionPolicy {
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding. Each evaluation is constrained by a \[runtime cost budget\](<https://kubernetes.io/docs/reference/using-api/cel/#runtime-cost-budget>).
 ///
 /// Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct MutatingAdmissionPolicyBinding {
     /// metadata is the standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -803,7 +803,7 @@ impl pb::Message for MutatingAdmissionPolicyBinding {
 }
 
 /// MutatingAdmissionPolicyBindingSpec is the specification of the MutatingAdmissionPolicyBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MutatingAdmissionPolicyBindingSpec {
     /// matchResources limits what resources match this binding and may be mutated by it. Note that if matchResources matches a resource, the resource must also match a policy's matchConstraints and matchConditions before the resource may be mutated. When matchResources is unset, it does not constrain resource matching, and only the policy's matchConstraints and matchConditions must match for the resource to be mutated. Additionally, matchResources.resourceRules are optional and do not constraint matching when unset. Note that this is differs from MutatingAdmissionPolicy matchConstraints, where resourceRules are required. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '\*' matches CREATE, UPDATE and CONNECT.
     #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
@@ -915,7 +915,7 @@ impl pb::Message for MutatingAdmissionPolicyBindingSpec {
 }
 
 /// MutatingAdmissionPolicySpec is the specification of the desired behavior of the admission policy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MutatingAdmissionPolicySpec {
     /// failurePolicy defines how to handle failures for the admission policy. Failures can occur from CEL expression parse errors, type check errors, runtime errors and invalid or mis-configured policy definitions or bindings.
     ///
@@ -1135,7 +1135,7 @@ impl pb::Message for MutatingAdmissionPolicySpec {
 }
 
 /// Mutation specifies the CEL expression which is used to apply the Mutation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Mutation {
     /// applyConfiguration defines the desired configuration values of an object. The configuration is applied to the admission object using \[structured merge diff\](<https://github.com/kubernetes-sigs/structured-merge-diff>). A CEL expression is used to create apply configuration.
     #[serde(rename = "applyConfiguration", skip_serializing_if = "Option::is_none")]
@@ -1245,7 +1245,7 @@ impl pb::Message for Mutation {
 }
 
 /// NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NamedRuleWithOperations {
     /// apiGroups is the API groups the resources belong to. '\*' is all groups. If '\*' is present, the length of the slice must be one. Required.
     #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
@@ -1451,7 +1451,7 @@ impl pb::Message for NamedRuleWithOperations {
 }
 
 /// ParamKind is a tuple of Group Kind and Version.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ParamKind {
     /// apiVersion is the API group version the resources belong to. In format of "group/version". Required.
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -1529,7 +1529,7 @@ impl pb::Message for ParamKind {
 }
 
 /// ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ParamRef {
     /// name is the name of the resource being referenced.
     ///
@@ -1664,7 +1664,7 @@ impl pb::Message for ParamRef {
 }
 
 /// Variable is the definition of a variable that is used for composition. A variable is defined as a named expression.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Variable {
     /// expression is the expression that will be evaluated as the value of the variable. The CEL expression has access to the same identifiers as the CEL expressions in Validation.
     #[serde(default)]

@@ -23,7 +23,7 @@ pub use json_schema_props_or::{
 };
 
 /// CustomResourceColumnDefinition specifies a column for server side printing.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceColumnDefinition {
     /// description is a human readable description of this column.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -158,7 +158,7 @@ impl pb::Message for CustomResourceColumnDefinition {
 }
 
 /// CustomResourceConversion describes how to convert different versions of a CR.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceConversion {
     /// strategy specifies how custom resources are converted between versions. Allowed values are: - `"None"`: The converter only change the apiVersion and would not touch any other field in the custom resource. - `"Webhook"`: API Server will call to an external webhook to do the conversion. Additional information
     /// is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhook to be set.
@@ -415,7 +415,7 @@ impl pb::Message for CustomResourceDefinition {
 }
 
 /// CustomResourceDefinitionCondition contains details for the current condition of this pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceDefinitionCondition {
     /// lastTransitionTime last time the condition transitioned from one status to another.
     #[serde(
@@ -555,7 +555,7 @@ impl pb::Message for CustomResourceDefinitionCondition {
 }
 
 /// CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceDefinitionNames {
     /// categories is a list of grouped resources this custom resource belongs to (e.g. 'all'). This is published in API discovery documents, and used by clients to support invocations like `kubectl get all`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -882,7 +882,7 @@ impl pb::Message for CustomResourceDefinitionSpec {
 }
 
 /// CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceDefinitionStatus {
     /// acceptedNames are the names that are actually being used to serve discovery. They may be different than the names in spec.
     #[serde(rename = "acceptedNames", skip_serializing_if = "Option::is_none")]
@@ -1249,7 +1249,7 @@ impl pb::Message for CustomResourceDefinitionVersion {
 }
 
 /// CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceSubresourceScale {
     /// labelSelectorPath defines the JSON path inside of a custom resource that corresponds to Scale `status.selector`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status` or `.spec`. Must be set to work with HorizontalPodAutoscaler. The field pointed by this JSON path must be a string field (not a complex selector struct) which contains a serialized label selector in string form. More info: <https://kubernetes.io/docs/tasks/access-kubernetes-api/custom-resources/custom-resource-definitions#scale-subresource> If there is no value under the given path in the custom resource, the `status.selector` value in the `/scale` subresource will default to the empty string.
     #[serde(rename = "labelSelectorPath", skip_serializing_if = "Option::is_none")]
@@ -1342,7 +1342,7 @@ impl pb::Message for CustomResourceSubresourceScale {
 }
 
 /// CustomResourceSubresourceStatus defines how to serve the status subresource for CustomResources. Status is represented by the `.status` JSON path inside of a CustomResource. When set, \* exposes a /status subresource for the custom resource \* PUT requests to the /status subresource take a custom resource object, and ignore changes to anything except the status stanza \* PUT/POST/PATCH requests to the custom resource ignore changes to the status stanza
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceSubresourceStatus {}
 
 impl PatchMeta for CustomResourceSubresourceStatus {
@@ -1390,7 +1390,7 @@ impl pb::Message for CustomResourceSubresourceStatus {
 }
 
 /// CustomResourceSubresources defines the status and scale subresources for CustomResources.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceSubresources {
     /// scale indicates the custom resource should serve a `/scale` subresource that returns an `autoscaling/v1` Scale object.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1559,7 +1559,7 @@ impl pb::Message for CustomResourceValidation {
 }
 
 /// ExternalDocumentation allows referencing an external resource for extended documentation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ExternalDocumentation {
     /// The `description` field.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2251,7 +2251,7 @@ impl pb::Message for JSONSchemaProps {
 }
 
 /// SelectableField specifies the JSON path of a field that may be used with field selectors.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SelectableField {
     /// jsonPath is a simple JSON path which is evaluated against each custom resource to produce a field selector value. Only JSON paths without the array notation are allowed. Must point to a field of type string, boolean or integer. Types with enum values and strings with formats are allowed. If jsonPath refers to absent field in a resource, the jsonPath evaluates to an empty string. Must not point to metdata fields. Required.
     #[serde(rename = "jsonPath", default)]
@@ -2314,7 +2314,7 @@ impl pb::Message for SelectableField {
 }
 
 /// ServiceReference holds a reference to Service.legacy.k8s.io
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceReference {
     /// name is the name of the service. Required
     #[serde(default)]
@@ -2421,7 +2421,7 @@ impl pb::Message for ServiceReference {
 }
 
 /// ValidationRule describes a validation rule written in the CEL expression language.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ValidationRule {
     /// fieldPath represents the field path returned when the validation fails. It must be a relative JSON path (i.e. with array notation) scoped to the location of this x-kubernetes-validations extension in the schema and refer to an existing field. e.g. when validation checks if a specific attribute `foo` under a map `testMap`, the fieldPath could be set to `.testMap.foo` If the validation checks two lists must have unique attributes, the fieldPath could be set to either of the list: e.g. `.testList` It does not support list numeric index. It supports child operation to refer to an existing field currently. Refer to \[JSONPath support in Kubernetes\](<https://kubernetes.io/docs/reference/kubectl/jsonpath/>) for more info. Numeric index of array is not supported. For field name which contains special characters, use `\['specialName'\]` to refer the field name. e.g. for attribute `foo.34$` appears in a list `testList`, the fieldPath could be set to `.testList\['foo.34$'\]`
     #[serde(rename = "fieldPath", skip_serializing_if = "Option::is_none")]
@@ -2608,7 +2608,7 @@ impl pb::Message for ValidationRule {
 }
 
 /// WebhookClientConfig contains the information to make a TLS connection with the webhook.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct WebhookClientConfig {
     /// caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate. If unspecified, system trust roots on the apiserver are used.
     #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]
@@ -2721,7 +2721,7 @@ impl pb::Message for WebhookClientConfig {
 }
 
 /// WebhookConversion describes how to call a conversion webhook
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct WebhookConversion {
     /// clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.
     #[serde(rename = "clientConfig", skip_serializing_if = "Option::is_none")]

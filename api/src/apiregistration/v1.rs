@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, PatchMeta, T
 use kclient_apimachinery::protobuf as pb;
 
 /// APIService represents a server for a particular GroupVersion. Name must be "version.group".
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct APIService {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -185,7 +185,7 @@ impl pb::Message for APIService {
 }
 
 /// APIServiceCondition describes the state of an APIService at a particular point
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct APIServiceCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
@@ -311,7 +311,7 @@ impl pb::Message for APIServiceCondition {
 }
 
 /// APIServiceSpec contains information for locating and communicating with a server. Only https is supported, though you are able to disable certificate verification.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct APIServiceSpec {
     /// CABundle is a PEM encoded CA bundle which will be used to validate an API server's serving certificate. If unspecified, system trust roots on the apiserver are used.
     #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]
@@ -482,7 +482,7 @@ impl pb::Message for APIServiceSpec {
 }
 
 /// APIServiceStatus contains derived information about an API server
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct APIServiceStatus {
     /// Current service state of apiService.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -557,7 +557,7 @@ impl pb::Message for APIServiceStatus {
 }
 
 /// ServiceReference holds a reference to Service.legacy.k8s.io
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceReference {
     /// Name is the name of the service
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
 use kclient_apimachinery::protobuf as pb;
 
 /// An API server instance reports the version it can decode and the version it encodes objects to when persisting objects in the backend.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServerStorageVersion {
     /// apiServerID is the ID of the reporting API server.
     #[serde(rename = "apiServerID", default)]
@@ -140,7 +140,7 @@ impl pb::Message for ServerStorageVersion {
 }
 
 /// Storage version of a specific resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct StorageVersion {
     /// metadata is the standard object metadata. The name is \<group\>.\<resource\>.
     #[serde(default)]
@@ -309,7 +309,7 @@ impl pb::Message for StorageVersion {
 }
 
 /// Describes the state of the storageVersion at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StorageVersionCondition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another.
     #[serde(
@@ -442,7 +442,7 @@ impl pb::Message for StorageVersionCondition {
 }
 
 /// StorageVersionSpec is an empty spec.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StorageVersionSpec {}
 
 impl PatchMeta for StorageVersionSpec {
@@ -483,7 +483,7 @@ impl pb::Message for StorageVersionSpec {
 }
 
 /// API server instances report the versions they can decode and the version they encode objects to when persisting objects in the backend.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StorageVersionStatus {
     /// commonEncodingVersion is set to an encoding storage version if all API server instances share that same version. If they don't share one storage version, this field is left empty. API servers should finish updating its storageVersionStatus entry before serving write operations, so that this field will be in sync with the reality.
     #[serde(

@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, PatchMeta, 
 use kclient_apimachinery::protobuf as pb;
 
 /// ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ControllerRevision {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -163,7 +163,7 @@ impl pb::Message for ControllerRevision {
 }
 
 /// DaemonSet represents the configuration of a daemon set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct DaemonSet {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -332,7 +332,7 @@ impl pb::Message for DaemonSet {
 }
 
 /// DaemonSetCondition describes the state of a DaemonSet at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
@@ -456,7 +456,7 @@ impl pb::Message for DaemonSetCondition {
 }
 
 /// DaemonSetSpec is the specification of a daemon set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetSpec {
     /// The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready).
     #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
@@ -609,7 +609,7 @@ impl pb::Message for DaemonSetSpec {
 }
 
 /// DaemonSetStatus represents the current status of a daemon set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetStatus {
     /// Count of hash collisions for the DaemonSet. The DaemonSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision.
     #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
@@ -818,7 +818,7 @@ impl pb::Message for DaemonSetStatus {
 }
 
 /// DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetUpdateStrategy {
     /// Rolling update config params. Present only if type = "RollingUpdate".
     #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
@@ -907,7 +907,7 @@ impl pb::Message for DaemonSetUpdateStrategy {
 }
 
 /// Deployment enables declarative updates for Pods and ReplicaSets.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Deployment {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -1076,7 +1076,7 @@ impl pb::Message for Deployment {
 }
 
 /// DeploymentCondition describes the state of a deployment at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
@@ -1219,7 +1219,7 @@ impl pb::Message for DeploymentCondition {
 }
 
 /// DeploymentSpec is the specification of the desired behavior of the Deployment.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
     #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
@@ -1417,7 +1417,7 @@ impl pb::Message for DeploymentSpec {
 }
 
 /// DeploymentStatus is the most recently observed status of the Deployment.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentStatus {
     /// Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.
     #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
@@ -1612,7 +1612,7 @@ impl pb::Message for DeploymentStatus {
 }
 
 /// DeploymentStrategy describes how to replace existing pods with new ones.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentStrategy {
     /// Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.
     #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
@@ -1701,7 +1701,7 @@ impl pb::Message for DeploymentStrategy {
 }
 
 /// ReplicaSet ensures that a specified number of pod replicas are running at any given time.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ReplicaSet {
     /// If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -1870,7 +1870,7 @@ impl pb::Message for ReplicaSet {
 }
 
 /// ReplicaSetCondition describes the state of a replica set at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicaSetCondition {
     /// The last time the condition transitioned from one status to another.
     #[serde(
@@ -1994,7 +1994,7 @@ impl pb::Message for ReplicaSetCondition {
 }
 
 /// ReplicaSetSpec is the specification of a ReplicaSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicaSetSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
     #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
@@ -2121,7 +2121,7 @@ impl pb::Message for ReplicaSetSpec {
 }
 
 /// ReplicaSetStatus represents the current status of a ReplicaSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicaSetStatus {
     /// The number of available non-terminating pods (ready for at least minReadySeconds) for this replica set.
     #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
@@ -2288,7 +2288,7 @@ impl pb::Message for ReplicaSetStatus {
 }
 
 /// Spec to control the desired behavior of daemon set rolling update.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct RollingUpdateDaemonSet {
     /// The maximum number of nodes with an existing available DaemonSet pod that can have an updated DaemonSet pod during during an update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up to a minimum of 1. Default value is 0. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their a new pod created before the old pod is marked as deleted. The update starts by launching new pods on 30% of nodes. Once an updated pod is available (Ready for at least minReadySeconds) the old DaemonSet pod on that node is marked deleted. If the old pod becomes unavailable for any reason (Ready transitions to false, is evicted, or is drained) an updated pod is immediately created on that node without considering surge limits. Allowing surge implies the possibility that the resources consumed by the daemonset on any given node can double if the readiness check fails, and so resource intensive daemonsets should take into account that they may cause evictions during disruption.
     #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
@@ -2365,7 +2365,7 @@ impl pb::Message for RollingUpdateDaemonSet {
 }
 
 /// Spec to control the desired behavior of rolling update.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct RollingUpdateDeployment {
     /// The maximum number of pods that can be scheduled above the desired number of pods. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately when the rolling update starts, such that the total number of old and new pods do not exceed 130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up further, ensuring that total number of pods running at any time during the update is at most 130% of desired pods.
     #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
@@ -2442,7 +2442,7 @@ impl pb::Message for RollingUpdateDeployment {
 }
 
 /// RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct RollingUpdateStatefulSetStrategy {
     /// The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding up. This can not be 0. Defaults to 1. This field is beta-level and is enabled by default. The field applies to all pods in the range 0 to Replicas-1. That means if there is any unavailable pod in the range 0 to Replicas-1, it will be counted towards MaxUnavailable. This setting might not be effective for the OrderedReady podManagementPolicy. That policy ensures pods are created and become ready one at a time.
     #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
@@ -2523,7 +2523,7 @@ impl pb::Message for RollingUpdateStatefulSetStrategy {
 /// - Storage: As many VolumeClaims as requested.
 ///
 /// The StatefulSet guarantees that a given network identity will always map to the same storage identity.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct StatefulSet {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -2692,7 +2692,7 @@ impl pb::Message for StatefulSet {
 }
 
 /// StatefulSetCondition describes the state of a statefulset at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
@@ -2816,7 +2816,7 @@ impl pb::Message for StatefulSetCondition {
 }
 
 /// StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetOrdinals {
     /// start is the number representing the first replica's index. It may be used to number replicas from an alternate index (eg: 1-indexed) over the default 0-indexed names, or to orchestrate progressive movement of replicas from one StatefulSet to another. If set, replica indices will be in the range:
     /// \[.spec.ordinals.start, .spec.ordinals.start + .spec.replicas).
@@ -2880,7 +2880,7 @@ impl pb::Message for StatefulSetOrdinals {
 }
 
 /// StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet VolumeClaimTemplates.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
     /// WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is deleted. The default policy of `Retain` causes PVCs to not be affected by StatefulSet deletion. The `Delete` policy causes those PVCs to be deleted.
     #[serde(rename = "whenDeleted", skip_serializing_if = "Option::is_none")]
@@ -2959,7 +2959,7 @@ impl pb::Message for StatefulSetPersistentVolumeClaimRetentionPolicy {
 }
 
 /// A StatefulSetSpec is the specification of a StatefulSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
     #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
@@ -3249,7 +3249,7 @@ impl pb::Message for StatefulSetSpec {
 }
 
 /// StatefulSetStatus represents the current state of a StatefulSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetStatus {
     /// Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset.
     #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
@@ -3450,7 +3450,7 @@ impl pb::Message for StatefulSetStatus {
 }
 
 /// StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetUpdateStrategy {
     /// RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.
     #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]

@@ -17,7 +17,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Time};
 use kclient_apimachinery::protobuf as pb;
 
 /// BoundObjectReference is a reference to an object that a token is bound to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct BoundObjectReference {
     /// apiVersion is API version of the referent.
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -112,7 +112,7 @@ impl pb::Message for BoundObjectReference {
 }
 
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct SelfSubjectReview {
     /// metadata is standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -255,7 +255,7 @@ impl pb::Message for SelfSubjectReview {
 }
 
 /// SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SelfSubjectReviewStatus {
     /// userInfo is a set of attributes belonging to the user making this request.
     #[serde(rename = "userInfo", skip_serializing_if = "Option::is_none")]
@@ -324,7 +324,7 @@ impl pb::Message for SelfSubjectReviewStatus {
 }
 
 /// TokenRequest requests a token for a given service account.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct TokenRequest {
     /// metadata is the standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -480,7 +480,7 @@ impl pb::Message for TokenRequest {
 }
 
 /// TokenRequestSpec contains client provided parameters of a token request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestSpec {
     /// audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
     #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
@@ -596,7 +596,7 @@ impl pb::Message for TokenRequestSpec {
 }
 
 /// TokenRequestStatus is the result of a token request.
-#[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestStatus {
     /// expirationTimestamp is the time of expiration of the returned token.
     #[serde(
@@ -687,7 +687,7 @@ impl pb::Message for TokenRequestStatus {
 }
 
 /// TokenReview attempts to authenticate a token to a known user. Note: TokenReview requests may be cached by the webhook token authenticator plugin in the kube-apiserver.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct TokenReview {
     /// metadata is the standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -854,7 +854,7 @@ impl pb::Message for TokenReview {
 }
 
 /// TokenReviewSpec is a description of the token authentication request.
-#[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TokenReviewSpec {
     /// audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -948,7 +948,7 @@ impl pb::Message for TokenReviewSpec {
 }
 
 /// TokenReviewStatus is the result of the token authentication request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TokenReviewStatus {
     /// audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token. An identifier is any identifier in the intersection of the TokenReviewSpec audiences and the token's audiences. A client of the TokenReview API that sets the spec.audiences field should validate that a compatible audience identifier is returned in the status.audiences field to ensure that the TokenReview server is audience aware. If a TokenReview returns an empty status.audience field where status.authenticated is "true", the token is valid against the audience of the Kubernetes API server.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1072,7 +1072,7 @@ impl pb::Message for TokenReviewStatus {
 }
 
 /// UserInfo holds the information about the user needed to implement the user.Info interface.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct UserInfo {
     /// extra is any additional information provided by the authenticator.
     #[serde(skip_serializing_if = "Option::is_none")]

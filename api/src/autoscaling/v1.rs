@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, PatchMeta, Time};
 use kclient_apimachinery::protobuf as pb;
 
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CrossVersionObjectReference {
     /// apiVersion is the API version of the referent
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -108,7 +108,7 @@ impl pb::Message for CrossVersionObjectReference {
 }
 
 /// configuration of a horizontal pod autoscaler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct HorizontalPodAutoscaler {
     /// Standard object metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -275,7 +275,7 @@ impl pb::Message for HorizontalPodAutoscaler {
 }
 
 /// specification of a horizontal pod autoscaler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerSpec {
     /// maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.
     #[serde(rename = "maxReplicas", default)]
@@ -397,7 +397,7 @@ impl pb::Message for HorizontalPodAutoscalerSpec {
 }
 
 /// current status of a horizontal pod autoscaler
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerStatus {
     /// currentCPUUtilizationPercentage is the current average CPU utilization over all pods, represented as a percentage of requested CPU, e.g. 70 means that an average pod is using now 70% of its requested CPU.
     #[serde(
@@ -530,7 +530,7 @@ impl pb::Message for HorizontalPodAutoscalerStatus {
 }
 
 /// Scale represents a scaling request for a resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Scale {
     /// Standard object metadata; More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>.
     #[serde(default)]
@@ -686,7 +686,7 @@ impl pb::Message for Scale {
 }
 
 /// ScaleSpec describes the attributes of a scale subresource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ScaleSpec {
     /// replicas is the desired number of instances for the scaled object.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -747,7 +747,7 @@ impl pb::Message for ScaleSpec {
 }
 
 /// ScaleStatus represents the current status of a scale subresource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ScaleStatus {
     /// replicas is the actual number of observed instances of the scaled object.
     #[serde(default)]

@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Quantity, Tim
 use kclient_apimachinery::protobuf as pb;
 
 /// ContainerResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.  Only one "target" type should be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerResourceMetricSource {
     /// container is the name of the container in the pods of the scaling target
     #[serde(default)]
@@ -115,7 +115,7 @@ impl pb::Message for ContainerResourceMetricSource {
 }
 
 /// ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing a single container in each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerResourceMetricStatus {
     /// container is the name of the container in the pods of the scaling target
     #[serde(default)]
@@ -214,7 +214,7 @@ impl pb::Message for ContainerResourceMetricStatus {
 }
 
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CrossVersionObjectReference {
     /// apiVersion is the API version of the referent
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -305,7 +305,7 @@ impl pb::Message for CrossVersionObjectReference {
 }
 
 /// ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes object (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ExternalMetricSource {
     /// metric identifies the target metric by name and selector
     #[serde(default)]
@@ -401,7 +401,7 @@ impl pb::Message for ExternalMetricSource {
 }
 
 /// ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ExternalMetricStatus {
     /// current contains the current value for the given metric
     #[serde(default)]
@@ -497,7 +497,7 @@ impl pb::Message for ExternalMetricStatus {
 }
 
 /// HPAScalingPolicy is a single policy which must hold true for a specified past interval.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HPAScalingPolicy {
     /// periodSeconds specifies the window of time for which the policy should hold true. PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).
     #[serde(rename = "periodSeconds", default)]
@@ -592,7 +592,7 @@ impl pb::Message for HPAScalingPolicy {
 /// Scaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA. They can limit the scaling velocity by specifying scaling policies. They can prevent flapping by specifying the stabilization window, so that the number of replicas is not set instantly, instead, the safest value from the stabilization window is chosen.
 ///
 /// The tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations. (Note that setting a tolerance requires the beta HPAConfigurableTolerance feature gate to be enabled.)
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HPAScalingRules {
     /// policies is a list of potential scaling polices which can be used during scaling. If not set, use the default values: - For scale up: allow doubling the number of pods, or an absolute change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s window.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -722,7 +722,7 @@ impl pb::Message for HPAScalingRules {
 }
 
 /// HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct HorizontalPodAutoscaler {
     /// metadata is the standard object metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -889,7 +889,7 @@ impl pb::Message for HorizontalPodAutoscaler {
 }
 
 /// HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerBehavior {
     /// scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).
     #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
@@ -988,7 +988,7 @@ impl pb::Message for HorizontalPodAutoscalerBehavior {
 }
 
 /// HorizontalPodAutoscalerCondition describes the state of a HorizontalPodAutoscaler at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerCondition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another
     #[serde(
@@ -1112,7 +1112,7 @@ impl pb::Message for HorizontalPodAutoscalerCondition {
 }
 
 /// HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerSpec {
     /// behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for scale up and scale down are used.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1259,7 +1259,7 @@ impl pb::Message for HorizontalPodAutoscalerSpec {
 }
 
 /// HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerStatus {
     /// conditions is the set of conditions required for this autoscaler to scale its target, and indicates whether or not those conditions are met.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1427,7 +1427,7 @@ impl pb::Message for HorizontalPodAutoscalerStatus {
 }
 
 /// MetricIdentifier defines the name and optionally selector for a metric
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MetricIdentifier {
     /// name is the name of the given metric
     #[serde(default)]
@@ -1512,7 +1512,7 @@ impl pb::Message for MetricIdentifier {
 }
 
 /// MetricSpec specifies how to scale based on a single metric (only `type` and one other matching field should be set at once).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MetricSpec {
     /// containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
     #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
@@ -1691,7 +1691,7 @@ impl pb::Message for MetricSpec {
 }
 
 /// MetricStatus describes the last-read state of a single metric.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MetricStatus {
     /// container resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
     #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
@@ -1870,7 +1870,7 @@ impl pb::Message for MetricStatus {
 }
 
 /// MetricTarget defines the target value, average value, or average utilization of a specific metric
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MetricTarget {
     /// averageUtilization is the target value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods. Currently only valid for Resource metric source type
     #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
@@ -1975,7 +1975,7 @@ impl pb::Message for MetricTarget {
 }
 
 /// MetricValueStatus holds the current value for a metric
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct MetricValueStatus {
     /// currentAverageUtilization is the current value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods.
     #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
@@ -2066,7 +2066,7 @@ impl pb::Message for MetricValueStatus {
 }
 
 /// ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectMetricSource {
     /// describedObject specifies the descriptions of a object,such as kind,name apiVersion
     #[serde(rename = "describedObject", default)]
@@ -2185,7 +2185,7 @@ impl pb::Message for ObjectMetricSource {
 }
 
 /// ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectMetricStatus {
     /// current contains the current value for the given metric
     #[serde(default)]
@@ -2304,7 +2304,7 @@ impl pb::Message for ObjectMetricStatus {
 }
 
 /// PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodsMetricSource {
     /// metric identifies the target metric by name and selector
     #[serde(default)]
@@ -2400,7 +2400,7 @@ impl pb::Message for PodsMetricSource {
 }
 
 /// PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodsMetricStatus {
     /// current contains the current value for the given metric
     #[serde(default)]
@@ -2496,7 +2496,7 @@ impl pb::Message for PodsMetricStatus {
 }
 
 /// ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.  Only one "target" type should be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceMetricSource {
     /// name is the name of the resource in question.
     #[serde(default)]
@@ -2581,7 +2581,7 @@ impl pb::Message for ResourceMetricSource {
 }
 
 /// ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceMetricStatus {
     /// current contains the current value for the given metric
     #[serde(default)]

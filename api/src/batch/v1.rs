@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
 use kclient_apimachinery::protobuf as pb;
 
 /// CronJob represents the configuration of a single cron job.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct CronJob {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -183,7 +183,7 @@ impl pb::Message for CronJob {
 }
 
 /// CronJobSpec describes how the job execution will look like and when it will actually run.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CronJobSpec {
     /// Specifies how to treat concurrent executions of a Job. Valid values are:
     ///
@@ -374,7 +374,7 @@ impl pb::Message for CronJobSpec {
 }
 
 /// CronJobStatus represents the current state of a cron job.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CronJobStatus {
     /// A list of pointers to currently running jobs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -487,7 +487,7 @@ impl pb::Message for CronJobStatus {
 }
 
 /// Job represents the configuration of a single job.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Job {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -656,7 +656,7 @@ impl pb::Message for Job {
 }
 
 /// JobCondition describes current state of a job.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct JobCondition {
     /// Last time the condition was checked.
     #[serde(
@@ -799,7 +799,7 @@ impl pb::Message for JobCondition {
 }
 
 /// JobSpec describes how the job execution will look like.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct JobSpec {
     /// Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it; value must be positive integer. If a Job is suspended (at creation or through an update), this timer will effectively be stopped and reset when the Job is resumed again.
     #[serde(
@@ -1140,7 +1140,7 @@ impl pb::Message for JobSpec {
 }
 
 /// JobStatus represents the current state of a Job.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct JobStatus {
     /// The number of pending and running pods which are not terminating (without a deletionTimestamp). The value is zero for finished jobs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1394,7 +1394,7 @@ impl pb::Message for JobStatus {
 }
 
 /// JobTemplateSpec describes the data a Job should have when created from a template
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct JobTemplateSpec {
     /// Standard object's metadata of the jobs created from this template. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1490,7 +1490,7 @@ impl pb::Message for JobTemplateSpec {
 }
 
 /// PodFailurePolicy describes how failed pods influence the backoffLimit.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodFailurePolicy {
     /// A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.
     #[serde(
@@ -1566,7 +1566,7 @@ impl pb::Message for PodFailurePolicy {
 }
 
 /// PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodFailurePolicyOnExitCodesRequirement {
     /// Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.
     #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
@@ -1680,7 +1680,7 @@ impl pb::Message for PodFailurePolicyOnExitCodesRequirement {
 }
 
 /// PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodFailurePolicyOnPodConditionsPattern {
     /// Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1757,7 +1757,7 @@ impl pb::Message for PodFailurePolicyOnPodConditionsPattern {
 }
 
 /// PodFailurePolicyRule describes how a pod failure is handled when the requirements are met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodFailurePolicyRule {
     /// Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:
     ///
@@ -1887,7 +1887,7 @@ impl pb::Message for PodFailurePolicyRule {
 }
 
 /// SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SuccessPolicy {
     /// rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded \>= .spec.completions`. Once any of the rules are met, the "SuccessCriteriaMet" condition is added, and the lingering pods are removed. The terminal state for such a Job has the "Complete" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.
     #[serde(
@@ -1963,7 +1963,7 @@ impl pb::Message for SuccessPolicy {
 }
 
 /// SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the "succeededIndexes" or "succeededCount" specified.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SuccessPolicyRule {
     /// succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job. When succeededCount is used along with succeededIndexes, the check is constrained only to the set of indexes specified by succeededIndexes. For example, given that succeededIndexes is "1-4", succeededCount is "3", and completed indexes are "1", "3", and "5", the Job isn't declared as succeeded because only "1" and "3" indexes are considered in that rules. When this field is null, this doesn't default to any value and is never evaluated at any time. When specified it needs to be a positive integer.
     #[serde(rename = "succeededCount", skip_serializing_if = "Option::is_none")]
@@ -2040,7 +2040,7 @@ impl pb::Message for SuccessPolicyRule {
 }
 
 /// UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct UncountedTerminatedPods {
     /// failed holds UIDs of failed Pods.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,7 @@ use kclient_apimachinery::protobuf as pb;
 /// ClusterTrustBundle objects are considered to be readable by any authenticated user in the cluster, because they can be mounted by pods using the `clusterTrustBundle` projection.  All service accounts have read access to ClusterTrustBundles by default.  Users who only have namespace-level access to a cluster can read ClusterTrustBundles by impersonating a serviceaccount that they have access to.
 ///
 /// It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ClusterTrustBundle {
     /// metadata contains the object metadata.
     #[serde(default)]
@@ -162,7 +162,7 @@ impl pb::Message for ClusterTrustBundle {
 }
 
 /// ClusterTrustBundleSpec contains the signer and trust anchors.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ClusterTrustBundleSpec {
     /// signerName indicates the associated signer, if any.
     ///
@@ -253,7 +253,7 @@ impl pb::Message for ClusterTrustBundleSpec {
 /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
 ///
 /// Kubelets use this API to implement podCertificate projected volumes
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PodCertificateRequest {
     /// metadata contains the object metadata.
     #[serde(default)]
@@ -420,7 +420,7 @@ impl pb::Message for PodCertificateRequest {
 }
 
 /// PodCertificateRequestSpec describes the certificate request.  All fields are immutable after creation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodCertificateRequestSpec {
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
@@ -696,7 +696,7 @@ impl pb::Message for PodCertificateRequestSpec {
 }
 
 /// PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodCertificateRequestStatus {
     /// beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.
     ///

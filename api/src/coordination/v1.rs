@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, MicroTime, PatchMeta};
 use kclient_apimachinery::protobuf as pb;
 
 /// Lease defines a lease concept.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Lease {
     /// More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -159,7 +159,7 @@ impl pb::Message for Lease {
 }
 
 /// LeaseSpec is a specification of a Lease.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LeaseSpec {
     /// acquireTime is a time when the current lease was acquired.
     #[serde(

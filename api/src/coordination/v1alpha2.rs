@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, MicroTime, PatchMeta};
 use kclient_apimachinery::protobuf as pb;
 
 /// LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct LeaseCandidate {
     /// More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -157,7 +157,7 @@ impl pb::Message for LeaseCandidate {
 }
 
 /// LeaseCandidateSpec is a specification of a Lease.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LeaseCandidateSpec {
     /// BinaryVersion is the binary version. It must be in a semver format without leading `v`. This field is required.
     #[serde(rename = "binaryVersion", default)]

@@ -22,7 +22,7 @@ use kclient_apimachinery::protobuf as pb;
 /// Represents a Persistent Disk resource in AWS.
 ///
 /// An AWS EBS disk must exist before mounting to a container. The disk must also be in the same AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AWSElasticBlockStoreVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -127,7 +127,7 @@ impl pb::Message for AWSElasticBlockStoreVolumeSource {
 }
 
 /// Affinity is a group of affinity scheduling rules.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Affinity {
     /// Describes node affinity scheduling rules for the pod.
     #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
@@ -246,7 +246,7 @@ impl pb::Message for Affinity {
 }
 
 /// AppArmorProfile defines a pod or container's AppArmor settings.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AppArmorProfile {
     /// localhostProfile indicates a profile loaded on the node that should be used. The profile must be preconfigured on the node to work. Must match the loaded name of the profile. Must be set if and only if type is "Localhost".
     #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
@@ -331,7 +331,7 @@ impl pb::Message for AppArmorProfile {
 }
 
 /// AttachedVolume describes a volume attached to a node
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AttachedVolume {
     /// DevicePath represents the device path where the volume should be available
     #[serde(rename = "devicePath", default)]
@@ -408,7 +408,7 @@ impl pb::Message for AttachedVolume {
 }
 
 /// AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AzureDiskVolumeSource {
     /// cachingMode is the Host Caching mode: None, Read Only, Read Write.
     ///
@@ -551,7 +551,7 @@ impl pb::Message for AzureDiskVolumeSource {
 }
 
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AzureFilePersistentVolumeSource {
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
@@ -659,7 +659,7 @@ impl pb::Message for AzureFilePersistentVolumeSource {
 }
 
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AzureFileVolumeSource {
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
@@ -750,7 +750,7 @@ impl pb::Message for AzureFileVolumeSource {
 }
 
 /// Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Binding {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -891,7 +891,7 @@ impl pb::Message for Binding {
 }
 
 /// Represents storage that is managed by an external CSI volume driver
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CSIPersistentVolumeSource {
     /// controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
     #[serde(
@@ -1138,7 +1138,7 @@ impl pb::Message for CSIPersistentVolumeSource {
 }
 
 /// Represents a source location of a volume to mount, managed by an external CSI driver
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CSIVolumeSource {
     /// driver is the name of the CSI driver that handles this volume. Consult with your admin for the correct name as registered in the cluster.
     #[serde(default)]
@@ -1268,7 +1268,7 @@ impl pb::Message for CSIVolumeSource {
 }
 
 /// Adds and removes POSIX capabilities from running containers.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Capabilities {
     /// Added capabilities
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1364,7 +1364,7 @@ impl pb::Message for Capabilities {
 }
 
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CephFSPersistentVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(
@@ -1519,7 +1519,7 @@ impl pb::Message for CephFSPersistentVolumeSource {
 }
 
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CephFSVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(
@@ -1674,7 +1674,7 @@ impl pb::Message for CephFSVolumeSource {
 }
 
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CinderPersistentVolumeSource {
     /// fsType Filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -1787,7 +1787,7 @@ impl pb::Message for CinderPersistentVolumeSource {
 }
 
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CinderVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -1900,7 +1900,7 @@ impl pb::Message for CinderVolumeSource {
 }
 
 /// ClientIPConfig represents the configurations of Client IP based session affinity.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ClientIPConfig {
     /// timeoutSeconds specifies the seconds of ClientIP type session sticky time. The value must be \>0 && \<=86400(for 1 day) if ServiceAffinity == "ClientIP". Default value is 10800(for 3 hours).
     #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
@@ -1961,7 +1961,7 @@ impl pb::Message for ClientIPConfig {
 }
 
 /// ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ClusterTrustBundleProjection {
     /// Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as "match nothing".  If set but empty, interpreted as "match everything".
     #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
@@ -2088,7 +2088,7 @@ impl pb::Message for ClusterTrustBundleProjection {
 }
 
 /// Information about the condition of a component.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ComponentCondition {
     /// Condition error code for a component. For example, a health check error code.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2193,7 +2193,7 @@ impl pb::Message for ComponentCondition {
 }
 
 /// ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ComponentStatus {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -2340,7 +2340,7 @@ impl pb::Message for ComponentStatus {
 }
 
 /// ConfigMap holds configuration data for pods to consume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ConfigMap {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -2508,7 +2508,7 @@ impl pb::Message for ConfigMap {
 /// ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.
 ///
 /// The contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ConfigMapEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2594,7 +2594,7 @@ impl pb::Message for ConfigMapEnvSource {
 }
 
 /// Selects a key from a ConfigMap.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ConfigMapKeySelector {
     /// The key to select.
     #[serde(default)]
@@ -2690,7 +2690,7 @@ impl pb::Message for ConfigMapKeySelector {
 }
 
 /// ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node. This API is deprecated since 1.22: <https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration>
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ConfigMapNodeConfigSource {
     /// KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.
     #[serde(rename = "kubeletConfigKey", default)]
@@ -2811,7 +2811,7 @@ impl pb::Message for ConfigMapNodeConfigSource {
 /// Adapts a ConfigMap into a projected volume.
 ///
 /// The contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. Note that this is identical to a configmap volume source without the default mode.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ConfigMapProjection {
     /// items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2921,7 +2921,7 @@ impl pb::Message for ConfigMapProjection {
 /// Adapts a ConfigMap into a volume.
 ///
 /// The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ConfigMapVolumeSource {
     /// defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
     #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
@@ -3043,7 +3043,7 @@ impl pb::Message for ConfigMapVolumeSource {
 }
 
 /// A single application container that you want to run within a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Container {
     /// Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: <https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -3617,7 +3617,7 @@ impl pb::Message for Container {
 }
 
 /// ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerExtendedResourceRequest {
     /// The name of the container requesting resources.
     #[serde(rename = "containerName", default)]
@@ -3708,7 +3708,7 @@ impl pb::Message for ContainerExtendedResourceRequest {
 }
 
 /// Describe a container image
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. \["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"\]
     #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
@@ -3793,7 +3793,7 @@ impl pb::Message for ContainerImage {
 }
 
 /// ContainerPort represents a network port in a single container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerPort {
     /// Number of port to expose on the pod's IP address. This must be a valid port number, 0 \< x \< 65536.
     #[serde(rename = "containerPort", default)]
@@ -3917,7 +3917,7 @@ impl pb::Message for ContainerPort {
 }
 
 /// ContainerResizePolicy represents resource resize policy for the container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerResizePolicy {
     /// Name of the resource to which this resource resize policy applies. Supported values: cpu, memory.
     #[serde(rename = "resourceName", default)]
@@ -3994,7 +3994,7 @@ impl pb::Message for ContainerResizePolicy {
 }
 
 /// ContainerRestartRule describes how a container exit is handled.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container.
     #[serde(default)]
@@ -4079,7 +4079,7 @@ impl pb::Message for ContainerRestartRule {
 }
 
 /// ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerRestartRuleOnExitCodes {
     /// Represents the relationship between the container exit code(s) and the specified values. Possible values are: - In: the requirement is satisfied if the container exit code is in the
     /// set of specified values.
@@ -4167,7 +4167,7 @@ impl pb::Message for ContainerRestartRuleOnExitCodes {
 }
 
 /// ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerState {
     /// Details about a running container
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4286,7 +4286,7 @@ impl pb::Message for ContainerState {
 }
 
 /// ContainerStateRunning is a running state of a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
     #[serde(
@@ -4352,7 +4352,7 @@ impl pb::Message for ContainerStateRunning {
 }
 
 /// ContainerStateTerminated is a terminated state of a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStateTerminated {
     /// Container's ID in the format '\<type\>://\<container_id\>'
     #[serde(rename = "containerID", skip_serializing_if = "Option::is_none")]
@@ -4509,7 +4509,7 @@ impl pb::Message for ContainerStateTerminated {
 }
 
 /// ContainerStateWaiting is a waiting state of a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStateWaiting {
     /// Message regarding why the container is not yet running.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4586,7 +4586,7 @@ impl pb::Message for ContainerStateWaiting {
 }
 
 /// ContainerStatus contains details for the current status of this container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStatus {
     /// AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.
     #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
@@ -5049,7 +5049,7 @@ impl pb::Message for ContainerStatus {
 }
 
 /// ContainerUser represents user identity information
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerUser {
     /// Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5118,7 +5118,7 @@ impl pb::Message for ContainerUser {
 }
 
 /// DaemonEndpoint contains information about a single Daemon endpoint.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonEndpoint {
     /// Port number of the given endpoint.
     #[serde(rename = "Port", default)]
@@ -5179,7 +5179,7 @@ impl pb::Message for DaemonEndpoint {
 }
 
 /// Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DownwardAPIProjection {
     /// Items is a list of DownwardAPIVolume file
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5252,7 +5252,7 @@ impl pb::Message for DownwardAPIProjection {
 }
 
 /// DownwardAPIVolumeFile represents information to create the file containing the pod field
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DownwardAPIVolumeFile {
     /// Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.
     #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
@@ -5376,7 +5376,7 @@ impl pb::Message for DownwardAPIVolumeFile {
 }
 
 /// DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DownwardAPIVolumeSource {
     /// Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
     #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
@@ -5465,7 +5465,7 @@ impl pb::Message for DownwardAPIVolumeSource {
 }
 
 /// Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EmptyDirVolumeSource {
     /// medium represents what type of storage medium should back this directory. The default is "" which means to use the node's default medium. Must be an empty string (default) or Memory. More info: <https://kubernetes.io/docs/concepts/storage/volumes#emptydir>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5542,7 +5542,7 @@ impl pb::Message for EmptyDirVolumeSource {
 }
 
 /// EndpointAddress is a tuple that describes single IP address. Deprecated: This API is deprecated in v1.33+.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EndpointAddress {
     /// The Hostname of this endpoint
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5656,7 +5656,7 @@ impl pb::Message for EndpointAddress {
 }
 
 /// EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in v1.33+.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EndpointPort {
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -5788,7 +5788,7 @@ impl pb::Message for EndpointPort {
 /// b: \[ 10.10.1.1:309, 10.10.2.2:309 \]
 ///
 /// Deprecated: This API is deprecated in v1.33+.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EndpointSubset {
     /// IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5935,7 +5935,7 @@ impl pb::Message for EndpointSubset {
 /// Endpoints is a legacy API and does not contain information about all Service features. Use discoveryv1.EndpointSlice for complete information about Service endpoints.
 ///
 /// Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Endpoints {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -6082,7 +6082,7 @@ impl pb::Message for Endpoints {
 }
 
 /// EnvFromSource represents the source of a set of ConfigMaps or Secrets
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EnvFromSource {
     /// The ConfigMap to select from
     #[serde(rename = "configMapRef", skip_serializing_if = "Option::is_none")]
@@ -6192,7 +6192,7 @@ impl pb::Message for EnvFromSource {
 }
 
 /// EnvVar represents an environment variable present in a Container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EnvVar {
     /// Name of the environment variable. May consist of any printable ASCII characters except '='.
     #[serde(default)]
@@ -6291,7 +6291,7 @@ impl pb::Message for EnvVar {
 }
 
 /// EnvVarSource represents a source for the value of an EnvVar.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EnvVarSource {
     /// Selects a key of a ConfigMap.
     #[serde(rename = "configMapKeyRef", skip_serializing_if = "Option::is_none")]
@@ -6458,7 +6458,7 @@ impl pb::Message for EnvVarSource {
 /// An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging. Ephemeral containers have no resource or scheduling guarantees, and they will not be restarted when they exit or when a Pod is removed or restarted. The kubelet may evict a Pod if an ephemeral container causes the Pod to exceed its resource allocation.
 ///
 /// To add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod. Ephemeral containers may not be removed or restarted.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EphemeralContainer {
     /// Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: <https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -7068,7 +7068,7 @@ impl pb::Message for EphemeralContainer {
 }
 
 /// Represents an ephemeral volume that is handled by a normal storage driver.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EphemeralVolumeSource {
     /// Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted together with the pod.  The name of the PVC will be `\<pod name\>-\<volume name\>` where `\<volume name\>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod if the concatenated name is not valid for a PVC (for example, too long).
     ///
@@ -7146,7 +7146,7 @@ impl pb::Message for EphemeralVolumeSource {
 }
 
 /// Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Event {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -7550,7 +7550,7 @@ impl pb::Message for Event {
 }
 
 /// EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EventSeries {
     /// Number of occurrences in this series up to the last heartbeat time
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -7632,7 +7632,7 @@ impl pb::Message for EventSeries {
 }
 
 /// EventSource contains information for an event.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct EventSource {
     /// Component from which the event is generated.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -7709,7 +7709,7 @@ impl pb::Message for EventSource {
 }
 
 /// ExecAction describes a "run in container" action.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ExecAction {
     /// Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not run inside a shell, so traditional shell instructions ('\|', etc) won't work. To use a shell, you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy and non-zero is unhealthy.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -7778,7 +7778,7 @@ impl pb::Message for ExecAction {
 }
 
 /// Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FCVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -7916,7 +7916,7 @@ impl pb::Message for FCVolumeSource {
 }
 
 /// FileKeySelector selects a key of the env file.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FileKeySelector {
     /// The key within the env file. An invalid key will prevent the pod from starting. The keys defined within a source may consist of any printable ASCII characters except '='. During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.
     #[serde(default)]
@@ -8024,7 +8024,7 @@ impl pb::Message for FileKeySelector {
 }
 
 /// FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FlexPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume.
     #[serde(default)]
@@ -8151,7 +8151,7 @@ impl pb::Message for FlexPersistentVolumeSource {
 }
 
 /// FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FlexVolumeSource {
     /// driver is the name of the driver to use for this volume.
     #[serde(default)]
@@ -8278,7 +8278,7 @@ impl pb::Message for FlexVolumeSource {
 }
 
 /// Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FlockerVolumeSource {
     /// datasetName is Name of the dataset stored as metadata -\> name on the dataset for Flocker should be considered as deprecated
     #[serde(rename = "datasetName", skip_serializing_if = "Option::is_none")]
@@ -8357,7 +8357,7 @@ impl pb::Message for FlockerVolumeSource {
 /// Represents a Persistent Disk resource in Google Compute Engine.
 ///
 /// A GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GCEPersistentDiskVolumeSource {
     /// fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -8462,7 +8462,7 @@ impl pb::Message for GCEPersistentDiskVolumeSource {
 }
 
 /// GRPCAction specifies an action involving a GRPC service.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GRPCAction {
     /// Port number of the gRPC service. Number must be in the range 1 to 65535.
     #[serde(default)]
@@ -8543,7 +8543,7 @@ impl pb::Message for GRPCAction {
 /// Represents a volume that is populated with the contents of a git repository. Git repo volumes do not support ownership management. Git repo volumes support SELinux relabeling.
 ///
 /// DEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GitRepoVolumeSource {
     /// directory is the target directory name. Must not contain or start with '..'.  If '.' is supplied, the volume directory will be the git repository.  Otherwise, if specified, the volume will contain the git repository in the subdirectory with the given name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -8629,7 +8629,7 @@ impl pb::Message for GitRepoVolumeSource {
 }
 
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GlusterfsPersistentVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology. More info: <https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod>
     #[serde(default)]
@@ -8734,7 +8734,7 @@ impl pb::Message for GlusterfsPersistentVolumeSource {
 }
 
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GlusterfsVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology.
     #[serde(default)]
@@ -8825,7 +8825,7 @@ impl pb::Message for GlusterfsVolumeSource {
 }
 
 /// HTTPGetAction describes an action based on HTTP Get requests.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HTTPGetAction {
     /// Host name to connect to, defaults to the pod IP. You probably want to set "Host" in httpHeaders instead.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -8956,7 +8956,7 @@ impl pb::Message for HTTPGetAction {
 }
 
 /// HTTPHeader describes a custom header to be used in HTTP probes
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HTTPHeader {
     /// The header field name. This will be canonicalized upon output, so case-variant names will be understood as the same header.
     #[serde(default)]
@@ -9028,7 +9028,7 @@ impl pb::Message for HTTPHeader {
 }
 
 /// HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HostAlias {
     /// Hostnames for the above IP address.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -9113,7 +9113,7 @@ impl pb::Message for HostAlias {
 }
 
 /// HostIP represents a single IP address allocated to the host.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HostIP {
     /// IP is the IP address assigned to the host
     #[serde(default)]
@@ -9174,7 +9174,7 @@ impl pb::Message for HostIP {
 }
 
 /// Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct HostPathVolumeSource {
     /// path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: <https://kubernetes.io/docs/concepts/storage/volumes#hostpath>
     #[serde(default)]
@@ -9273,7 +9273,7 @@ impl pb::Message for HostPathVolumeSource {
 }
 
 /// ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ISCSIPersistentVolumeSource {
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
     #[serde(rename = "chapAuthDiscovery", skip_serializing_if = "Option::is_none")]
@@ -9495,7 +9495,7 @@ impl pb::Message for ISCSIPersistentVolumeSource {
 }
 
 /// Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ISCSIVolumeSource {
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
     #[serde(rename = "chapAuthDiscovery", skip_serializing_if = "Option::is_none")]
@@ -9717,7 +9717,7 @@ impl pb::Message for ISCSIVolumeSource {
 }
 
 /// ImageVolumeSource represents a image volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ImageVolumeSource {
     /// Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.
     ///
@@ -9799,7 +9799,7 @@ impl pb::Message for ImageVolumeSource {
 }
 
 /// ImageVolumeStatus represents the image-based volume status.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ImageVolumeStatus {
     /// ImageRef is the digest of the image used for this volume. It should have a value that's similar to the pod's status.containerStatuses\[i\].imageID. The ImageRef length should not exceed 256 characters.
     #[serde(rename = "imageRef", default)]
@@ -9860,7 +9860,7 @@ impl pb::Message for ImageVolumeStatus {
 }
 
 /// Maps a string key to a path within a volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct KeyToPath {
     /// key is the key to project.
     #[serde(default)]
@@ -9951,7 +9951,7 @@ impl pb::Message for KeyToPath {
 }
 
 /// Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Lifecycle {
     /// PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy. Other management of the container blocks until the hook completes. More info: <https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks>
     #[serde(rename = "postStart", skip_serializing_if = "Option::is_none")]
@@ -10197,7 +10197,7 @@ impl pb::Message for Lifecycle {
 }
 
 /// LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LifecycleHandler {
     /// Exec specifies a command to execute in the container.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -10339,7 +10339,7 @@ impl pb::Message for LifecycleHandler {
 }
 
 /// LimitRange sets resource usage limits for each kind of resource in a Namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct LimitRange {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -10482,7 +10482,7 @@ impl pb::Message for LimitRange {
 }
 
 /// LimitRangeItem defines a min/max usage limit for any resource that matches on kind.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LimitRangeItem {
     /// Default resource requirement limit value by resource name if resource limit is omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -10618,7 +10618,7 @@ impl pb::Message for LimitRangeItem {
 }
 
 /// LimitRangeSpec defines a min/max usage limit for resources that match on kind.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LimitRangeSpec {
     /// Limits is the list of LimitRangeItem objects that are enforced.
     #[serde(
@@ -10694,7 +10694,7 @@ impl pb::Message for LimitRangeSpec {
 }
 
 /// LinuxContainerUser represents user identity information in Linux containers
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LinuxContainerUser {
     /// GID is the primary gid initially attached to the first process in the container
     #[serde(default)]
@@ -10793,7 +10793,7 @@ impl pb::Message for LinuxContainerUser {
 }
 
 /// LoadBalancerIngress represents the status of a load-balancer ingress point: traffic intended for the service should be sent to an ingress point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LoadBalancerIngress {
     /// Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -10906,7 +10906,7 @@ impl pb::Message for LoadBalancerIngress {
 }
 
 /// LoadBalancerStatus represents the status of a load-balancer.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LoadBalancerStatus {
     /// Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -10979,7 +10979,7 @@ impl pb::Message for LoadBalancerStatus {
 }
 
 /// LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LocalObjectReference {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -11041,7 +11041,7 @@ impl pb::Message for LocalObjectReference {
 }
 
 /// Local represents directly-attached storage with node affinity
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LocalVolumeSource {
     /// fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default value is to auto-select a filesystem if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -11118,7 +11118,7 @@ impl pb::Message for LocalVolumeSource {
 }
 
 /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ModifyVolumeStatus {
     /// status is the status of the ControllerModifyVolume operation. It can be in any of following states:
     /// - Pending
@@ -11218,7 +11218,7 @@ impl pb::Message for ModifyVolumeStatus {
 }
 
 /// Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NFSVolumeSource {
     /// path that is exported by the NFS server. More info: <https://kubernetes.io/docs/concepts/storage/volumes#nfs>
     #[serde(default)]
@@ -11309,7 +11309,7 @@ impl pb::Message for NFSVolumeSource {
 }
 
 /// Namespace provides a scope for Names. Use of multiple namespaces is optional.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Namespace {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -11478,7 +11478,7 @@ impl pb::Message for Namespace {
 }
 
 /// NamespaceCondition contains details about state of namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NamespaceCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
@@ -11602,7 +11602,7 @@ impl pb::Message for NamespaceCondition {
 }
 
 /// NamespaceSpec describes the attributes on a Namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NamespaceSpec {
     /// Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: <https://kubernetes.io/docs/tasks/administer-cluster/namespaces/>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -11671,7 +11671,7 @@ impl pb::Message for NamespaceSpec {
 }
 
 /// NamespaceStatus is information about the current status of a Namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NamespaceStatus {
     /// Represents the latest available observations of a namespace's current state.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -11764,7 +11764,7 @@ impl pb::Message for NamespaceStatus {
 }
 
 /// Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Node {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -11933,7 +11933,7 @@ impl pb::Message for Node {
 }
 
 /// NodeAddress contains information for the node's address.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeAddress {
     /// The node address.
     #[serde(default)]
@@ -12005,7 +12005,7 @@ impl pb::Message for NodeAddress {
 }
 
 /// Node affinity is a group of node affinity scheduling rules.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeAffinity {
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding "weight" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.
     #[serde(
@@ -12130,7 +12130,7 @@ impl pb::Message for NodeAffinity {
 }
 
 /// NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeAllocatableResourceClaimStatus {
     /// Containers lists the names of all containers in this pod that reference the claim.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -12232,7 +12232,7 @@ impl pb::Message for NodeAllocatableResourceClaimStatus {
 }
 
 /// NodeCondition contains condition information for a node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeCondition {
     /// Last time we got an update on a given condition.
     #[serde(
@@ -12370,7 +12370,7 @@ impl pb::Message for NodeCondition {
 }
 
 /// NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeConfigSource {
     /// ConfigMap is a reference to a Node's ConfigMap
     #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
@@ -12439,7 +12439,7 @@ impl pb::Message for NodeConfigSource {
 }
 
 /// NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeConfigStatus {
     /// Active reports the checkpointed config the node is actively using. Active will represent either the current version of the Assigned config, or the current LastKnownGood config, depending on whether attempting to use the Assigned config results in an error.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -12572,7 +12572,7 @@ impl pb::Message for NodeConfigStatus {
 }
 
 /// NodeDaemonEndpoints lists ports opened by daemons running on the Node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeDaemonEndpoints {
     /// Endpoint on which Kubelet is listening.
     #[serde(rename = "kubeletEndpoint", skip_serializing_if = "Option::is_none")]
@@ -12641,7 +12641,7 @@ impl pb::Message for NodeDaemonEndpoints {
 }
 
 /// NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeFeatures {
     /// SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.
     #[serde(
@@ -12705,7 +12705,7 @@ impl pb::Message for NodeFeatures {
 }
 
 /// NodeRuntimeHandler is a set of runtime handler information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeRuntimeHandler {
     /// Supported features.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -12790,7 +12790,7 @@ impl pb::Message for NodeRuntimeHandler {
 }
 
 /// NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeRuntimeHandlerFeatures {
     /// RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.
     #[serde(
@@ -12870,7 +12870,7 @@ impl pb::Message for NodeRuntimeHandlerFeatures {
 }
 
 /// A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSelector {
     /// Required. A list of node selector terms. The terms are ORed.
     #[serde(
@@ -12948,7 +12948,7 @@ impl pb::Message for NodeSelector {
 }
 
 /// A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSelectorRequirement {
     /// The label key that the selector applies to.
     #[serde(default)]
@@ -13055,7 +13055,7 @@ impl pb::Message for NodeSelectorRequirement {
 }
 
 /// A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSelectorTerm {
     /// A list of node selector requirements by node's labels.
     #[serde(rename = "matchExpressions", skip_serializing_if = "Option::is_none")]
@@ -13160,7 +13160,7 @@ impl pb::Message for NodeSelectorTerm {
 }
 
 /// NodeSpec describes the attributes that a node is created with.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSpec {
     /// Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed.
     #[serde(rename = "configSource", skip_serializing_if = "Option::is_none")]
@@ -13335,7 +13335,7 @@ impl pb::Message for NodeSpec {
 }
 
 /// NodeStatus is information about the current status of a node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeStatus {
     /// List of addresses reachable to the node. Queried from cloud provider, if available. More info: <https://kubernetes.io/docs/reference/node/node-status/#addresses> Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See <https://pr.k8s.io/79391> for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -13705,7 +13705,7 @@ impl pb::Message for NodeStatus {
 }
 
 /// NodeSwapStatus represents swap memory information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSwapStatus {
     /// Total amount of swap memory in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -13766,7 +13766,7 @@ impl pb::Message for NodeSwapStatus {
 }
 
 /// NodeSystemInfo is a set of ids/uuids to uniquely identify the node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSystemInfo {
     /// The Architecture reported by the node
     #[serde(default)]
@@ -13988,7 +13988,7 @@ impl pb::Message for NodeSystemInfo {
 }
 
 /// ObjectFieldSelector selects an APIVersioned field of an object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectFieldSelector {
     /// Version of the schema the FieldPath is written in terms of, defaults to "v1".
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -14066,7 +14066,7 @@ impl pb::Message for ObjectFieldSelector {
 }
 
 /// ObjectReference contains enough information to let you inspect or modify the referred object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectReference {
     /// API version of the referent.
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -14214,7 +14214,7 @@ impl pb::Message for ObjectReference {
 }
 
 /// PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes>
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PersistentVolume {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -14383,7 +14383,7 @@ impl pb::Message for PersistentVolume {
 }
 
 /// PersistentVolumeClaim is a user's request for and claim to a persistent volume
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PersistentVolumeClaim {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -14552,7 +14552,7 @@ impl pb::Message for PersistentVolumeClaim {
 }
 
 /// PersistentVolumeClaimCondition contains details about state of pvc
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimCondition {
     /// lastProbeTime is the time we probed the condition.
     #[serde(
@@ -14695,7 +14695,7 @@ impl pb::Message for PersistentVolumeClaimCondition {
 }
 
 /// PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimSpec {
     /// accessModes contains the desired access modes the volume should have. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1>
     #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
@@ -14948,7 +14948,7 @@ impl pb::Message for PersistentVolumeClaimSpec {
 }
 
 /// PersistentVolumeClaimStatus is the current status of a persistent volume claim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimStatus {
     /// accessModes contains the actual access modes the volume backing the PVC has. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1>
     #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
@@ -15223,7 +15223,7 @@ impl pb::Message for PersistentVolumeClaimStatus {
 }
 
 /// PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimTemplate {
     /// May contain labels and annotations that will be copied into the PVC when creating it. No other fields are allowed and will be rejected during validation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -15319,7 +15319,7 @@ impl pb::Message for PersistentVolumeClaimTemplate {
 }
 
 /// PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimVolumeSource {
     /// claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims>
     #[serde(rename = "claimName", default)]
@@ -15396,7 +15396,7 @@ impl pb::Message for PersistentVolumeClaimVolumeSource {
 }
 
 /// PersistentVolumeSpec is the specification of a persistent volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeSpec {
     /// accessModes contains all ways the volume can be mounted. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes>
     #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
@@ -16168,7 +16168,7 @@ impl pb::Message for PersistentVolumeSpec {
 }
 
 /// PersistentVolumeStatus is the current status of a persistent volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeStatus {
     /// lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.
     #[serde(
@@ -16288,7 +16288,7 @@ impl pb::Message for PersistentVolumeStatus {
 }
 
 /// Represents a Photon Controller persistent disk resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PhotonPersistentDiskVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -16365,7 +16365,7 @@ impl pb::Message for PhotonPersistentDiskVolumeSource {
 }
 
 /// Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Pod {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -16534,7 +16534,7 @@ impl pb::Message for Pod {
 }
 
 /// Pod affinity is a group of inter pod affinity scheduling rules.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodAffinity {
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding "weight" to the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.
     #[serde(
@@ -16662,7 +16662,7 @@ impl pb::Message for PodAffinity {
 }
 
 /// Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key \<topologyKey\> matches that of any node on which a pod of the set of pods is running
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodAffinityTerm {
     /// A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods.
     #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
@@ -16841,7 +16841,7 @@ impl pb::Message for PodAffinityTerm {
 }
 
 /// Pod anti affinity is a group of inter pod anti affinity scheduling rules.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodAntiAffinity {
     /// The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling anti-affinity expressions, etc.), compute a sum by iterating through the elements of this field and subtracting "weight" from the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.
     #[serde(
@@ -16969,7 +16969,7 @@ impl pb::Message for PodAntiAffinity {
 }
 
 /// PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodCertificateProjection {
     /// Write the certificate chain at this path in the projected volume.
     ///
@@ -17149,7 +17149,7 @@ impl pb::Message for PodCertificateProjection {
 }
 
 /// PodCondition contains details for the current condition of this pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodCondition {
     /// Last time we probed the condition.
     #[serde(
@@ -17306,7 +17306,7 @@ impl pb::Message for PodCondition {
 }
 
 /// PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodDNSConfig {
     /// A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -17429,7 +17429,7 @@ impl pb::Message for PodDNSConfig {
 }
 
 /// PodDNSConfigOption defines DNS resolver options of a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodDNSConfigOption {
     /// Name is this DNS resolver option's name. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -17506,7 +17506,7 @@ impl pb::Message for PodDNSConfigOption {
 }
 
 /// PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodExtendedResourceClaimStatus {
     /// RequestMappings identifies the mapping of \<container, extended resource backed by DRA\> to  device request in the generated ResourceClaim.
     #[serde(
@@ -17599,7 +17599,7 @@ impl pb::Message for PodExtendedResourceClaimStatus {
 }
 
 /// PodIP represents a single IP address allocated to the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodIP {
     /// IP is the IP address assigned to the pod
     #[serde(default)]
@@ -17660,7 +17660,7 @@ impl pb::Message for PodIP {
 }
 
 /// PodOS defines the OS parameters of a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodOS {
     /// Name is the name of the operating system. The currently supported values are linux and windows. Additional value may be defined in future and can be one of: <https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration> Clients should expect to handle additional values and treat unrecognized values in this field as os: null
     #[serde(default)]
@@ -17721,7 +17721,7 @@ impl pb::Message for PodOS {
 }
 
 /// PodReadinessGate contains the reference to a pod condition
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodReadinessGate {
     /// ConditionType refers to a condition in the pod's condition list with matching type.
     #[serde(rename = "conditionType", default)]
@@ -17786,7 +17786,7 @@ impl pb::Message for PodReadinessGate {
 /// It adds a name to it that uniquely identifies the ResourceClaim inside the Pod. Containers that need access to the ResourceClaim reference it with this name.
 ///
 /// When the DRAWorkloadResourceClaims feature gate is enabled and this Pod belongs to a PodGroup, a PodResourceClaim is matched to a PodGroupResourceClaim if all of their fields are equal (Name, ResourceClaimName, and ResourceClaimTemplateName). A matched claim references a single ResourceClaim shared across all Pods in the PodGroup, reserved for the PodGroup in ResourceClaimStatus.ReservedFor rather than for individual Pods.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodResourceClaim {
     /// Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.
     #[serde(default)]
@@ -17896,7 +17896,7 @@ impl pb::Message for PodResourceClaim {
 }
 
 /// PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodResourceClaimStatus {
     /// Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.
     #[serde(default)]
@@ -17977,7 +17977,7 @@ impl pb::Message for PodResourceClaimStatus {
 }
 
 /// PodSchedulingGate is associated to a Pod to guard its scheduling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodSchedulingGate {
     /// Name of the scheduling gate. Each scheduling gate must have a unique name field.
     #[serde(default)]
@@ -18038,7 +18038,7 @@ impl pb::Message for PodSchedulingGate {
 }
 
 /// PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to. The scheduler uses this information to apply workload-aware scheduling semantics. Exactly one field must be specified.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodSchedulingGroup {
     /// PodGroupName specifies the name of the standalone PodGroup object that represents the runtime instance of this group. Must be a DNS subdomain.
     #[serde(rename = "podGroupName", skip_serializing_if = "Option::is_none")]
@@ -18099,7 +18099,7 @@ impl pb::Message for PodSchedulingGroup {
 }
 
 /// PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodSecurityContext {
     /// appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
     #[serde(rename = "appArmorProfile", skip_serializing_if = "Option::is_none")]
@@ -18416,7 +18416,7 @@ impl pb::Message for PodSecurityContext {
 }
 
 /// PodSpec is a description of a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodSpec {
     /// Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.
     #[serde(
@@ -19315,7 +19315,7 @@ impl pb::Message for PodSpec {
 }
 
 /// PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodStatus {
     /// AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.
     #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
@@ -19817,7 +19817,7 @@ impl pb::Message for PodStatus {
 }
 
 /// PodTemplate describes a template for creating copies of a predefined pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PodTemplate {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -19960,7 +19960,7 @@ impl pb::Message for PodTemplate {
 }
 
 /// PodTemplateSpec describes the data a pod should have when created from a template
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodTemplateSpec {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -20056,7 +20056,7 @@ impl pb::Message for PodTemplateSpec {
 }
 
 /// PortStatus represents the error condition of a service port
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PortStatus {
     /// Error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use
     /// CamelCase names
@@ -20155,7 +20155,7 @@ impl pb::Message for PortStatus {
 }
 
 /// PortworxVolumeSource represents a Portworx volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PortworxVolumeSource {
     /// fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -20246,7 +20246,7 @@ impl pb::Message for PortworxVolumeSource {
 }
 
 /// An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PreferredSchedulingTerm {
     /// A node selector term, associated with the corresponding weight.
     #[serde(default)]
@@ -20331,7 +20331,7 @@ impl pb::Message for PreferredSchedulingTerm {
 }
 
 /// Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Probe {
     /// Exec specifies a command to execute in the container.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -20578,7 +20578,7 @@ impl pb::Message for Probe {
 }
 
 /// Represents a projected volume source
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ProjectedVolumeSource {
     /// defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
     #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
@@ -20667,7 +20667,7 @@ impl pb::Message for ProjectedVolumeSource {
 }
 
 /// Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct QuobyteVolumeSource {
     /// group to map volume access to Default is no group
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -20800,7 +20800,7 @@ impl pb::Message for QuobyteVolumeSource {
 }
 
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct RBDPersistentVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#rbd>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -20983,7 +20983,7 @@ impl pb::Message for RBDPersistentVolumeSource {
 }
 
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct RBDVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#rbd>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -21166,7 +21166,7 @@ impl pb::Message for RBDVolumeSource {
 }
 
 /// ReplicationController represents the configuration of a replication controller.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ReplicationController {
     /// If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -21335,7 +21335,7 @@ impl pb::Message for ReplicationController {
 }
 
 /// ReplicationControllerCondition describes the state of a replication controller at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicationControllerCondition {
     /// The last time the condition transitioned from one status to another.
     #[serde(
@@ -21459,7 +21459,7 @@ impl pb::Message for ReplicationControllerCondition {
 }
 
 /// ReplicationControllerSpec is the specification of a replication controller.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicationControllerSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
     #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
@@ -21583,7 +21583,7 @@ impl pb::Message for ReplicationControllerSpec {
 }
 
 /// ReplicationControllerStatus represents the current status of a replication controller.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicationControllerStatus {
     /// The number of available replicas (ready for at least minReadySeconds) for this replication controller.
     #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
@@ -21731,7 +21731,7 @@ impl pb::Message for ReplicationControllerStatus {
 }
 
 /// ResourceClaim references one entry in PodSpec.ResourceClaims.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaim {
     /// Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.
     #[serde(default)]
@@ -21808,7 +21808,7 @@ impl pb::Message for ResourceClaim {
 }
 
 /// ResourceFieldSelector represents container resources (cpu, memory) and their output format
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceFieldSelector {
     /// Container name: required for volumes, optional for env vars
     #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
@@ -21900,7 +21900,7 @@ impl pb::Message for ResourceFieldSelector {
 }
 
 /// ResourceHealth represents the health of a resource. It has the latest device health information. This is a part of KEP <https://kep.k8s.io/4680>.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceHealth {
     /// Health of the resource. can be one of:
     /// - Healthy: operates as normal
@@ -21999,7 +21999,7 @@ impl pb::Message for ResourceHealth {
 }
 
 /// ResourceQuota sets aggregate quota restrictions enforced per namespace
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceQuota {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -22168,7 +22168,7 @@ impl pb::Message for ResourceQuota {
 }
 
 /// ResourceQuotaSpec defines the desired hard limits to enforce for Quota.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceQuotaSpec {
     /// hard is the set of desired hard limits for each named resource. More info: <https://kubernetes.io/docs/concepts/policy/resource-quotas/>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -22293,7 +22293,7 @@ impl pb::Message for ResourceQuotaSpec {
 }
 
 /// ResourceQuotaStatus defines the enforced hard limits and observed use.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceQuotaStatus {
     /// Hard is the set of enforced hard limits for each named resource. More info: <https://kubernetes.io/docs/concepts/policy/resource-quotas/>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -22370,7 +22370,7 @@ impl pb::Message for ResourceQuotaStatus {
 }
 
 /// ResourceRequirements describes the compute resource requirements.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceRequirements {
     /// Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.
     ///
@@ -22477,7 +22477,7 @@ impl pb::Message for ResourceRequirements {
 }
 
 /// ResourceStatus represents the status of a single resource allocated to a Pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceStatus {
     /// Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be "claim:\<claim_name\>/\<request\>". When this status is reported about a container, the "claim_name" and "request" must match one of the claims of this container.
     #[serde(default)]
@@ -22566,7 +22566,7 @@ impl pb::Message for ResourceStatus {
 }
 
 /// SELinuxOptions are the labels to be applied to the container
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SELinuxOptions {
     /// Level is SELinux level label that applies to the container.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -22671,7 +22671,7 @@ impl pb::Message for SELinuxOptions {
 }
 
 /// ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ScaleIOPersistentVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs"
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -22872,7 +22872,7 @@ impl pb::Message for ScaleIOPersistentVolumeSource {
 }
 
 /// ScaleIOVolumeSource represents a persistent ScaleIO volume
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ScaleIOVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs".
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -23073,7 +23073,7 @@ impl pb::Message for ScaleIOVolumeSource {
 }
 
 /// A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ScopeSelector {
     /// A list of scope selector requirements by scope of the resources.
     #[serde(rename = "matchExpressions", skip_serializing_if = "Option::is_none")]
@@ -23147,7 +23147,7 @@ impl pb::Message for ScopeSelector {
 }
 
 /// A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that relates the scope name and values.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ScopedResourceSelectorRequirement {
     /// Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.
     ///
@@ -23272,7 +23272,7 @@ impl pb::Message for ScopedResourceSelectorRequirement {
 }
 
 /// SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source may be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SeccompProfile {
     /// localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is "Localhost". Must NOT be set for any other type.
     #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
@@ -23356,7 +23356,7 @@ impl pb::Message for SeccompProfile {
 }
 
 /// Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
-#[derive(Clone, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Secret {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -23556,7 +23556,7 @@ impl pb::Message for Secret {
 /// SecretEnvSource selects a Secret to populate the environment variables with.
 ///
 /// The contents of the target Secret's Data field will represent the key-value pairs as environment variables.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SecretEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -23642,7 +23642,7 @@ impl pb::Message for SecretEnvSource {
 }
 
 /// SecretKeySelector selects a key of a Secret.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SecretKeySelector {
     /// The key of the secret to select from.  Must be a valid secret key.
     #[serde(default)]
@@ -23745,7 +23745,7 @@ impl pb::Message for SecretKeySelector {
 /// Adapts a secret into a projected volume.
 ///
 /// The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SecretProjection {
     /// items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -23853,7 +23853,7 @@ impl pb::Message for SecretProjection {
 }
 
 /// SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SecretReference {
     /// name is unique within a namespace to reference a secret resource.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -23933,7 +23933,7 @@ impl pb::Message for SecretReference {
 /// Adapts a Secret into a volume.
 ///
 /// The contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names. Secret volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SecretVolumeSource {
     /// defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
     #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
@@ -24046,7 +24046,7 @@ impl pb::Message for SecretVolumeSource {
 }
 
 /// SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SecurityContext {
     /// AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.
     #[serde(
@@ -24319,7 +24319,7 @@ impl pb::Message for SecurityContext {
 }
 
 /// Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Service {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -24488,7 +24488,7 @@ impl pb::Message for Service {
 }
 
 /// ServiceAccount binds together: \* a name, understood by users, and perhaps by peripheral systems, for an identity \* a principal that can be authenticated and authorized \* a set of secrets
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ServiceAccount {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -24688,7 +24688,7 @@ impl pb::Message for ServiceAccount {
 }
 
 /// ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceAccountTokenProjection {
     /// audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -24779,7 +24779,7 @@ impl pb::Message for ServiceAccountTokenProjection {
 }
 
 /// ServicePort contains information on service's port.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServicePort {
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -24926,7 +24926,7 @@ impl pb::Message for ServicePort {
 }
 
 /// ServiceSpec describes the attributes that a user creates on a service.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceSpec {
     /// allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is "true". It may be set to "false" if the cluster load-balancer does not rely on NodePorts.  If the caller requests specific NodePorts (by specifying a value), those requests will be respected, regardless of this field. This field may only be set for services with type LoadBalancer and will be cleared if the type is changed to any other type.
     #[serde(
@@ -25386,7 +25386,7 @@ impl pb::Message for ServiceSpec {
 }
 
 /// ServiceStatus represents the current status of a service.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceStatus {
     /// Current service state
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -25486,7 +25486,7 @@ impl pb::Message for ServiceStatus {
 }
 
 /// SessionAffinityConfig represents the configurations of session affinity.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SessionAffinityConfig {
     /// clientIP contains the configurations of Client IP based session affinity.
     #[serde(rename = "clientIP", skip_serializing_if = "Option::is_none")]
@@ -25555,7 +25555,7 @@ impl pb::Message for SessionAffinityConfig {
 }
 
 /// SleepAction describes a "sleep" action.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct SleepAction {
     /// Seconds is the number of seconds to sleep.
     #[serde(default)]
@@ -25616,7 +25616,7 @@ impl pb::Message for SleepAction {
 }
 
 /// Represents a StorageOS persistent volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StorageOSPersistentVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -25743,7 +25743,7 @@ impl pb::Message for StorageOSPersistentVolumeSource {
 }
 
 /// Represents a StorageOS persistent volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StorageOSVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -25870,7 +25870,7 @@ impl pb::Message for StorageOSVolumeSource {
 }
 
 /// Sysctl defines a kernel parameter to be set
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Sysctl {
     /// Name of a property to set
     #[serde(default)]
@@ -25947,7 +25947,7 @@ impl pb::Message for Sysctl {
 }
 
 /// TCPSocketAction describes an action based on opening a socket
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TCPSocketAction {
     /// Optional: Host name to connect to, defaults to the pod IP.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -26024,7 +26024,7 @@ impl pb::Message for TCPSocketAction {
 }
 
 /// The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Taint {
     /// Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.
     ///
@@ -26139,7 +26139,7 @@ impl pb::Message for Taint {
 }
 
 /// The pod this Toleration is attached to tolerates any taint that matches the triple \<key,value,effect\> using the matching operator \<operator\>.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Toleration {
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.
     ///
@@ -26269,7 +26269,7 @@ impl pb::Message for Toleration {
 }
 
 /// A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TopologySelectorLabelRequirement {
     /// The label key that the selector applies to.
     #[serde(default)]
@@ -26357,7 +26357,7 @@ impl pb::Message for TopologySelectorLabelRequirement {
 }
 
 /// A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed. It provides a subset of functionality as NodeSelectorTerm. This is an alpha feature and may change in the future.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TopologySelectorTerm {
     /// A list of topology selector requirements by labels.
     #[serde(
@@ -26434,7 +26434,7 @@ impl pb::Message for TopologySelectorTerm {
 }
 
 /// TopologySpreadConstraint specifies how to spread matching pods among the given topology.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TopologySpreadConstraint {
     /// LabelSelector is used to find matching pods. Pods that match this label selector are counted to determine the number of pods in their corresponding topology domain.
     #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
@@ -26637,7 +26637,7 @@ impl pb::Message for TopologySpreadConstraint {
 }
 
 /// TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
     #[serde(
@@ -26732,7 +26732,7 @@ impl pb::Message for TypedLocalObjectReference {
 }
 
 /// TypedObjectReference contains enough information to let you locate the typed referenced object
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TypedObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
     #[serde(
@@ -26840,7 +26840,7 @@ impl pb::Message for TypedObjectReference {
 }
 
 /// Volume represents a named volume in a pod that may be accessed by any container in the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Volume {
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: <https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore>
     #[serde(
@@ -27629,7 +27629,7 @@ impl pb::Message for Volume {
 }
 
 /// volumeDevice describes a mapping of a raw block device within a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeDevice {
     /// devicePath is the path inside of the container that the device will be mapped to.
     #[serde(rename = "devicePath", default)]
@@ -27706,7 +27706,7 @@ impl pb::Message for VolumeDevice {
 }
 
 /// VolumeMount describes a mounting of a Volume within a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeMount {
     /// Path within the container at which the volume should be mounted.  Must not contain ':'.
     #[serde(rename = "mountPath", default)]
@@ -27866,7 +27866,7 @@ impl pb::Message for VolumeMount {
 }
 
 /// VolumeMountStatus shows status of volume mounts.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeMountStatus {
     /// MountPath corresponds to the original VolumeMount.
     #[serde(rename = "mountPath", default)]
@@ -27993,7 +27993,7 @@ impl pb::Message for VolumeMountStatus {
 }
 
 /// VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeNodeAffinity {
     /// required specifies hard node constraints that must be met.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28062,7 +28062,7 @@ impl pb::Message for VolumeNodeAffinity {
 }
 
 /// Projection that may be projected along with other supported volume types. Exactly one of these fields must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeProjection {
     /// ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.
     ///
@@ -28271,7 +28271,7 @@ impl pb::Message for VolumeProjection {
 }
 
 /// VolumeResourceRequirements describes the storage resource requirements for a volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed. More info: <https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28348,7 +28348,7 @@ impl pb::Message for VolumeResourceRequirements {
 }
 
 /// VolumeStatus represents the status of a mounted volume. At most one of its members must be specified.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeStatus {
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28417,7 +28417,7 @@ impl pb::Message for VolumeStatus {
 }
 
 /// Represents a vSphere volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct VsphereVirtualDiskVolumeSource {
     /// fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
@@ -28522,7 +28522,7 @@ impl pb::Message for VsphereVirtualDiskVolumeSource {
 }
 
 /// The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct WeightedPodAffinityTerm {
     /// Required. A pod affinity term, associated with the corresponding weight.
     #[serde(rename = "podAffinityTerm", default)]
@@ -28607,7 +28607,7 @@ impl pb::Message for WeightedPodAffinityTerm {
 }
 
 /// WindowsSecurityContextOptions contain Windows-specific options and credentials.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct WindowsSecurityContextOptions {
     /// GMSACredentialSpec is where the GMSA admission webhook (<https://github.com/kubernetes-sigs/windows-gmsa>) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
     #[serde(rename = "gmsaCredentialSpec", skip_serializing_if = "Option::is_none")]

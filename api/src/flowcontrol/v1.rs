@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
 use kclient_apimachinery::protobuf as pb;
 
 /// ExemptPriorityLevelConfiguration describes the configurable aspects of the handling of exempt requests. In the mandatory exempt configuration object the values in the fields here can be modified by authorized users, unlike the rest of the `spec`.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ExemptPriorityLevelConfiguration {
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels.  This value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.
     ///
@@ -102,7 +102,7 @@ impl pb::Message for ExemptPriorityLevelConfiguration {
 }
 
 /// FlowDistinguisherMethod specifies the method of a flow distinguisher.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FlowDistinguisherMethod {
     /// `type` is the type of flow distinguisher method The supported types are "ByUser" and "ByNamespace". Required.
     #[serde(rename = "type", default)]
@@ -163,7 +163,7 @@ impl pb::Message for FlowDistinguisherMethod {
 }
 
 /// FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct FlowSchema {
     /// `metadata` is the standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -332,7 +332,7 @@ impl pb::Message for FlowSchema {
 }
 
 /// FlowSchemaCondition describes conditions for a FlowSchema.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FlowSchemaCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
     #[serde(
@@ -456,7 +456,7 @@ impl pb::Message for FlowSchemaCondition {
 }
 
 /// FlowSchemaSpec describes how the FlowSchema's specification looks like.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FlowSchemaSpec {
     /// `distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.
     #[serde(
@@ -596,7 +596,7 @@ impl pb::Message for FlowSchemaSpec {
 }
 
 /// FlowSchemaStatus represents the current state of a FlowSchema.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FlowSchemaStatus {
     /// `conditions` is a list of the current states of FlowSchema.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -666,7 +666,7 @@ impl pb::Message for FlowSchemaStatus {
 }
 
 /// GroupSubject holds detailed information for group-kind subject.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GroupSubject {
     /// name is the user group that matches, or "\*" to match all user groups. See <https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go> for some well-known group names. Required.
     #[serde(default)]
@@ -727,7 +727,7 @@ impl pb::Message for GroupSubject {
 }
 
 /// LimitResponse defines how to handle requests that can not be executed right now.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LimitResponse {
     /// `queuing` holds the configuration parameters for queuing. This field may be non-empty only if `type` is `"Queue"`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -814,7 +814,7 @@ impl pb::Message for LimitResponse {
 /// LimitedPriorityLevelConfiguration specifies how to handle requests that are subject to limits. It addresses two issues:
 /// - How are requests for this priority level limited?
 /// - What should be done with requests that exceed the limit?
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LimitedPriorityLevelConfiguration {
     /// `borrowingLimitPercent`, if present, configures a limit on how many seats this priority level can borrow from other priority levels. The limit is known as this level's BorrowingConcurrencyLimit (BorrowingCL) and is a limit on the total number of seats that this level may borrow at any one time. This field holds the ratio of that limit to the level's nominal concurrency limit. When this field is non-nil, it must hold a non-negative integer and the limit is calculated as follows.
     ///
@@ -947,7 +947,7 @@ impl pb::Message for LimitedPriorityLevelConfiguration {
 }
 
 /// NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NonResourcePolicyRule {
     /// `nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty. For example:
     /// - "/healthz" is legal
@@ -1056,7 +1056,7 @@ impl pb::Message for NonResourcePolicyRule {
 }
 
 /// PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject making the request, the verb being requested, and the resource to be acted upon. This PolicyRulesWithSubjects matches a request if and only if both (a) at least one member of subjects matches the request and (b) at least one member of resourceRules or nonResourceRules matches the request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PolicyRulesWithSubjects {
     /// `nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb and the target non-resource URL.
     #[serde(rename = "nonResourceRules", skip_serializing_if = "Option::is_none")]
@@ -1186,7 +1186,7 @@ impl pb::Message for PolicyRulesWithSubjects {
 }
 
 /// PriorityLevelConfiguration represents the configuration of a priority level.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PriorityLevelConfiguration {
     /// `metadata` is the standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -1355,7 +1355,7 @@ impl pb::Message for PriorityLevelConfiguration {
 }
 
 /// PriorityLevelConfigurationCondition defines the condition of priority level.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
     #[serde(
@@ -1479,7 +1479,7 @@ impl pb::Message for PriorityLevelConfigurationCondition {
 }
 
 /// PriorityLevelConfigurationReference contains information that points to the "request-priority" being used.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationReference {
     /// `name` is the name of the priority level configuration being referenced Required.
     #[serde(default)]
@@ -1540,7 +1540,7 @@ impl pb::Message for PriorityLevelConfigurationReference {
 }
 
 /// PriorityLevelConfigurationSpec specifies the configuration of a priority level.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationSpec {
     /// `exempt` specifies how requests are handled for an exempt priority level. This field MUST be empty if `type` is `"Limited"`. This field MAY be non-empty if `type` is `"Exempt"`. If empty and `type` is `"Exempt"` then the default values for `ExemptPriorityLevelConfiguration` apply.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1650,7 +1650,7 @@ impl pb::Message for PriorityLevelConfigurationSpec {
 }
 
 /// PriorityLevelConfigurationStatus represents the current state of a "request-priority".
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationStatus {
     /// `conditions` is the current state of "request-priority".
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1724,7 +1724,7 @@ impl pb::Message for PriorityLevelConfigurationStatus {
 }
 
 /// QueuingConfiguration holds the configuration parameters for queuing
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct QueuingConfiguration {
     /// `handSize` is a small positive number that configures the shuffle sharding of requests into queues.  When enqueuing a request at this priority level the request's flow identifier (a string pair) is hashed and the hash value is used to shuffle the list of queues and deal a hand of the size specified here.  The request is put into one of the shortest queues in that hand. `handSize` must be no larger than `queues`, and should be significantly smaller (so that a few heavy flows do not saturate most of the queues).  See the user-facing documentation for more extensive guidance on setting this field.  This field has a default value of 8.
     #[serde(rename = "handSize", skip_serializing_if = "Option::is_none")]
@@ -1815,7 +1815,7 @@ impl pb::Message for QueuingConfiguration {
 }
 
 /// ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource. A ResourcePolicyRule matches a resource request if and only if: (a) at least one member of verbs matches the request, (b) at least one member of apiGroups matches the request, (c) at least one member of resources matches the request, and (d) either (d1) the request does not specify a namespace (i.e., `Namespace==""`) and clusterScope is true or (d2) the request specifies a namespace and least one member of namespaces matches the request's namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourcePolicyRule {
     /// `apiGroups` is a list of matching API groups and may not be empty. "\*" matches all API groups and, if present, must be the only entry. Required.
     #[serde(
@@ -1981,7 +1981,7 @@ impl pb::Message for ResourcePolicyRule {
 }
 
 /// ServiceAccountSubject holds detailed information for service-account-kind subject.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceAccountSubject {
     /// `name` is the name of matching ServiceAccount objects, or "\*" to match regardless of name. Required.
     #[serde(default)]
@@ -2058,7 +2058,7 @@ impl pb::Message for ServiceAccountSubject {
 }
 
 /// Subject matches the originator of a request, as identified by the request authentication system. There are three ways of matching an originator; by user, group, or service account.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Subject {
     /// `group` matches based on user group name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2191,7 +2191,7 @@ impl pb::Message for Subject {
 }
 
 /// UserSubject holds detailed information for user-kind subject.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct UserSubject {
     /// `name` is the username that matches, or "\*" to match all usernames. Required.
     #[serde(default)]

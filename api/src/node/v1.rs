@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Quantity
 use kclient_apimachinery::protobuf as pb;
 
 /// Overhead structure represents the resource overhead associated with running a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Overhead {
     /// podFixed represents the fixed resource overhead associated with running a pod.
     #[serde(rename = "podFixed", skip_serializing_if = "Option::is_none")]
@@ -77,7 +77,7 @@ impl pb::Message for Overhead {
 }
 
 /// RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see <https://kubernetes.io/docs/concepts/containers/runtime-class/>
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct RuntimeClass {
     /// More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -262,7 +262,7 @@ impl pb::Message for RuntimeClass {
 }
 
 /// Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Scheduling {
     /// nodeSelector lists labels that must be present on nodes that support this RuntimeClass. Pods using this RuntimeClass can only be scheduled to a node matched by this selector. The RuntimeClass nodeSelector is merged with a pod's existing nodeSelector. Any conflicts will cause the pod to be rejected in admission.
     #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]

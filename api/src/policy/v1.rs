@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, Map, PatchM
 use kclient_apimachinery::protobuf as pb;
 
 /// Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/\<pod name\>/evictions.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Eviction {
     /// ObjectMeta describes the pod that is being evicted.
     #[serde(default)]
@@ -146,7 +146,7 @@ impl pb::Message for Eviction {
 }
 
 /// PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PodDisruptionBudget {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -315,7 +315,7 @@ impl pb::Message for PodDisruptionBudget {
 }
 
 /// PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodDisruptionBudgetSpec {
     /// An eviction is allowed if at most "maxUnavailable" pods selected by "selector" are unavailable after the eviction, i.e. even in absence of the evicted pod. For example, one can prevent all voluntary evictions by specifying 0. This is a mutually exclusive setting with "minAvailable".
     #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
@@ -449,7 +449,7 @@ impl pb::Message for PodDisruptionBudgetSpec {
 }
 
 /// PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget. Status may trail the actual state of a system.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodDisruptionBudgetStatus {
     /// Conditions contain conditions for PDB. The disruption controller sets the DisruptionAllowed condition. The following are known values for the reason field (additional reasons could be added in the future): - SyncFailed: The controller encountered an error and wasn't able to compute
     /// the number of allowed disruptions. Therefore no disruptions are

@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
 use kclient_apimachinery::protobuf as pb;
 
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaint {
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.
     ///
@@ -130,7 +130,7 @@ impl pb::Message for DeviceTaint {
 }
 
 /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct DeviceTaintRule {
     /// Standard object metadata
     #[serde(default)]
@@ -299,7 +299,7 @@ impl pb::Message for DeviceTaintRule {
 }
 
 /// DeviceTaintRuleSpec specifies the selector and one taint.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaintRuleSpec {
     /// DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices. Without a selector, no devices are matches.
     #[serde(rename = "deviceSelector", skip_serializing_if = "Option::is_none")]
@@ -395,7 +395,7 @@ impl pb::Message for DeviceTaintRuleSpec {
 }
 
 /// DeviceTaintRuleStatus provides information about an on-going pod eviction.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaintRuleStatus {
     /// Conditions provide information about the state of the DeviceTaintRule and the cluster at some point in time, in a machine-readable and human-readable format.
     ///
@@ -477,7 +477,7 @@ impl pb::Message for DeviceTaintRuleStatus {
 }
 
 /// DeviceTaintSelector defines which device(s) a DeviceTaintRule applies to. The empty selector matches all devices. Without a selector, no devices are matched.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaintSelector {
     /// If device is set, only devices with that name are selected. This field corresponds to slice.spec.devices\[\].name.
     ///
@@ -572,7 +572,7 @@ impl pb::Message for DeviceTaintSelector {
 }
 
 /// PoolStatus contains status information for a single resource pool.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PoolStatus {
     /// AllocatedDevices is the number of devices currently allocated to claims. A value of 0 means no devices are allocated. May be unset when validationError is set.
     #[serde(rename = "allocatedDevices", skip_serializing_if = "Option::is_none")]
@@ -761,7 +761,7 @@ impl pb::Message for PoolStatus {
 }
 
 /// ResourcePoolStatusRequest triggers a one-time calculation of resource pool status based on the provided filters. Once status is set, the request is considered complete and will not be reprocessed. Users should delete and recreate requests to get updated information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourcePoolStatusRequest {
     /// Standard object metadata
     #[serde(default)]
@@ -928,7 +928,7 @@ impl pb::Message for ResourcePoolStatusRequest {
 }
 
 /// ResourcePoolStatusRequestSpec defines the filters for the pool status request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourcePoolStatusRequestSpec {
     /// Driver specifies the DRA driver name to filter pools. Only pools from ResourceSlices with this driver will be included. Must be a DNS subdomain (e.g., "gpu.example.com").
     #[serde(default)]
@@ -1021,7 +1021,7 @@ impl pb::Message for ResourcePoolStatusRequestSpec {
 }
 
 /// ResourcePoolStatusRequestStatus contains the calculated pool status information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourcePoolStatusRequestStatus {
     /// Conditions provide information about the state of the request. A condition with type=Complete or type=Failed will always be set when the status is populated.
     ///

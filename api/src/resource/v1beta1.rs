@@ -19,7 +19,7 @@ use kclient_apimachinery::protobuf as pb;
 /// AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information.
 ///
 /// The combination of Driver, Pool, Device, and ShareID must match the corresponding key in Status.Allocation.Devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AllocatedDeviceStatus {
     /// Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.
     ///
@@ -197,7 +197,7 @@ impl pb::Message for AllocatedDeviceStatus {
 }
 
 /// AllocationResult contains attributes of an allocated resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AllocationResult {
     /// AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.
     ///
@@ -314,7 +314,7 @@ impl pb::Message for AllocationResult {
 }
 
 /// BasicDevice defines one device instance.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct BasicDevice {
     /// AllNodes indicates that all nodes have access to the device.
     ///
@@ -659,7 +659,7 @@ impl pb::Message for BasicDevice {
 }
 
 /// CELDeviceSelector contains a CEL expression for selecting a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CELDeviceSelector {
     /// Expression is a CEL expression which evaluates a single device. It must evaluate to true when the device under consideration satisfies the desired criteria, and false when it does not. Any other result is an error and causes allocation of devices to abort.
     ///
@@ -756,7 +756,7 @@ impl pb::Message for CELDeviceSelector {
 /// CapacityRequestPolicy defines how requests consume device capacity.
 ///
 /// Must not set more than one ValidRequestValues.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequestPolicy {
     /// Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.
     #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
@@ -887,7 +887,7 @@ impl pb::Message for CapacityRequestPolicy {
 /// - If Step is not set, the requested amount is used as-is if it falls within the range Min to Max (if set).
 /// - If the requested or rounded amount exceeds Max (if set), the request does not satisfy the policy,
 /// and the device cannot be allocated.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequestPolicyRange {
     /// Max defines the upper limit for capacity that can be requested.
     ///
@@ -984,7 +984,7 @@ impl pb::Message for CapacityRequestPolicyRange {
 }
 
 /// CapacityRequirements defines the capacity requirements for a specific device request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequirements {
     /// Requests represent individual device resource requests for distinct resources, all of which must be provided by the device.
     ///
@@ -1055,7 +1055,7 @@ impl pb::Message for CapacityRequirements {
 }
 
 /// Counter describes a quantity associated with a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Counter {
     /// Value defines how much of a certain device counter is available.
     #[serde(default)]
@@ -1118,7 +1118,7 @@ impl pb::Message for Counter {
 /// CounterSet defines a named set of counters that are available to be used by devices defined in the ResourcePool.
 ///
 /// The counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CounterSet {
     /// Counters defines the set of counters for this CounterSet The name of each counter must be unique in that set and must be a DNS label.
     ///
@@ -1205,7 +1205,7 @@ impl pb::Message for CounterSet {
 }
 
 /// Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Device {
     /// Basic defines one device instance.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1290,7 +1290,7 @@ impl pb::Message for Device {
 }
 
 /// DeviceAllocationConfiguration gets embedded in an AllocationResult.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAllocationConfiguration {
     /// Opaque provides driver-specific configuration parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1411,7 +1411,7 @@ impl pb::Message for DeviceAllocationConfiguration {
 }
 
 /// DeviceAllocationResult is the result of allocating devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAllocationResult {
     /// This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag.
     ///
@@ -1517,7 +1517,7 @@ impl pb::Message for DeviceAllocationResult {
 }
 
 /// DeviceAttribute must have exactly one field set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAttribute {
     /// BoolValue is a true/false value.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1716,7 +1716,7 @@ impl pb::Message for DeviceAttribute {
 }
 
 /// DeviceCapacity describes a quantity associated with a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceCapacity {
     /// RequestPolicy defines how this DeviceCapacity must be consumed when the device is allowed to be shared by multiple allocations.
     ///
@@ -1807,7 +1807,7 @@ impl pb::Message for DeviceCapacity {
 }
 
 /// DeviceClaim defines how to request devices with a ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClaim {
     /// This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1938,7 +1938,7 @@ impl pb::Message for DeviceClaim {
 }
 
 /// DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClaimConfiguration {
     /// Opaque provides driver-specific configuration parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2047,7 +2047,7 @@ impl pb::Message for DeviceClaimConfiguration {
 /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct DeviceClass {
     /// Standard object metadata
     #[serde(default)]
@@ -2192,7 +2192,7 @@ impl pb::Message for DeviceClass {
 }
 
 /// DeviceClassConfiguration is used in DeviceClass.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClassConfiguration {
     /// Opaque provides driver-specific configuration parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2270,7 +2270,7 @@ impl pb::Message for DeviceClassConfiguration {
 }
 
 /// DeviceClassSpec is used in a \[DeviceClass\] to define what can be allocated and how to configure it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClassSpec {
     /// Config defines configuration parameters that apply to each device that is claimed via this class. Some classses may potentially be satisfied by multiple drivers, so each instance of a vendor configuration applies to exactly one driver.
     ///
@@ -2395,7 +2395,7 @@ impl pb::Message for DeviceClassSpec {
 }
 
 /// DeviceConstraint must have exactly one field set besides Requests.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceConstraint {
     /// DistinctAttribute requires that all devices in question have this attribute and that its type and value are unique across those devices.
     ///
@@ -2510,7 +2510,7 @@ impl pb::Message for DeviceConstraint {
 }
 
 /// DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceCounterConsumption {
     /// CounterSet is the name of the set from which the counters defined will be consumed.
     #[serde(rename = "counterSet", default)]
@@ -2597,7 +2597,7 @@ impl pb::Message for DeviceCounterConsumption {
 }
 
 /// DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceRequest {
     /// AdminAccess indicates that this is a claim for administrative access to the device(s). Claims with AdminAccess are expected to be used for monitoring or other management services for a device.  They ignore all ordinary claims to the device with respect to access modes and any resource allocations.
     ///
@@ -2868,7 +2868,7 @@ impl pb::Message for DeviceRequest {
 }
 
 /// DeviceRequestAllocationResult contains the allocation result for one request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceRequestAllocationResult {
     /// AdminAccess indicates that this device was allocated for administrative access. See the corresponding request field for a definition of mode.
     ///
@@ -3112,7 +3112,7 @@ impl pb::Message for DeviceRequestAllocationResult {
 }
 
 /// DeviceSelector must have exactly one field set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceSelector {
     /// CEL contains a CEL expression for selecting a device.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -3183,7 +3183,7 @@ impl pb::Message for DeviceSelector {
 /// DeviceSubRequest describes a request for device provided in the claim.spec.devices.requests\[\].firstAvailable array. Each is typically a request for a single resource like a device, but can also ask for several identical devices.
 ///
 /// DeviceSubRequest is similar to Request, but doesn't expose the AdminAccess or FirstAvailable fields, as those can only be set on the top-level request. AdminAccess is not supported for requests with a prioritized list, and recursive FirstAvailable fields are not supported.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceSubRequest {
     /// AllocationMode and its related fields define how devices are allocated to satisfy this subrequest. Supported values are:
     ///
@@ -3396,7 +3396,7 @@ impl pb::Message for DeviceSubRequest {
 }
 
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaint {
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.
     ///
@@ -3510,7 +3510,7 @@ impl pb::Message for DeviceTaint {
 }
 
 /// The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple \<key,value,effect\> using the matching operator \<operator\>.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceToleration {
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -3629,7 +3629,7 @@ impl pb::Message for DeviceToleration {
 }
 
 /// NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NetworkDeviceData {
     /// HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface.
     ///
@@ -3734,7 +3734,7 @@ impl pb::Message for NetworkDeviceData {
 }
 
 /// NodeAllocatableResourceMapping defines the translation between the DRA device/capacity units requested to the corresponding quantity of the node allocatable resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeAllocatableResourceMapping {
     /// AllocationMultiplier is used as a multiplier for the allocated device count or the allocated capacity in the claim. It defaults to 1 if not specified. How the field is used also depends on whether `capacityKey` is set. 1.  If `capacityKey` is NOT set: `allocationMultiplier` multiplies the device count allocated to the claim.
     /// a. A DRA driver representing each CPU core as a device would have
@@ -3828,7 +3828,7 @@ impl pb::Message for NodeAllocatableResourceMapping {
 }
 
 /// OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct OpaqueDeviceConfiguration {
     /// Driver is used to determine which kubelet plugin needs to be passed these configuration parameters.
     ///
@@ -3913,7 +3913,7 @@ impl pb::Message for OpaqueDeviceConfiguration {
 /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceClaim {
     /// Standard object metadata
     #[serde(default)]
@@ -4080,7 +4080,7 @@ impl pb::Message for ResourceClaim {
 }
 
 /// ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimConsumerReference {
     /// APIGroup is the group for the resource being referenced. It is empty for the core API. This matches the group in the APIVersion that is used when creating the resources.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
@@ -4185,7 +4185,7 @@ impl pb::Message for ResourceClaimConsumerReference {
 }
 
 /// ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimSpec {
     /// Devices defines how to request devices.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4254,7 +4254,7 @@ impl pb::Message for ResourceClaimSpec {
 }
 
 /// ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimStatus {
     /// Allocation is set once the claim has been allocated successfully.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4390,7 +4390,7 @@ impl pb::Message for ResourceClaimStatus {
 /// ResourceClaimTemplate is used to produce ResourceClaim objects.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceClaimTemplate {
     /// Standard object metadata
     #[serde(default)]
@@ -4533,7 +4533,7 @@ impl pb::Message for ResourceClaimTemplate {
 }
 
 /// ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimTemplateSpec {
     /// ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim when creating it. No other fields are allowed and will be rejected during validation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4629,7 +4629,7 @@ impl pb::Message for ResourceClaimTemplateSpec {
 }
 
 /// ResourcePool describes the pool that ResourceSlices belong to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourcePool {
     /// Generation tracks the change in a pool over time. Whenever a driver changes something about one or more of the resources in a pool, it must change the generation in all ResourceSlices which are part of that pool. Consumers of ResourceSlices should only consider resources from the pool with the highest generation number. The generation may be reset by drivers, which should be fine for consumers, assuming that all ResourceSlices in a pool are updated to match or deleted.
     ///
@@ -4736,7 +4736,7 @@ impl pb::Message for ResourcePool {
 /// For resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceSlice {
     /// Standard object metadata
     #[serde(default)]
@@ -4879,7 +4879,7 @@ impl pb::Message for ResourceSlice {
 }
 
 /// ResourceSliceSpec contains the information published by the driver in one ResourceSlice.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceSliceSpec {
     /// AllNodes indicates that all nodes have access to the resources in the pool.
     ///

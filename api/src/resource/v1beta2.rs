@@ -19,7 +19,7 @@ use kclient_apimachinery::protobuf as pb;
 /// AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information.
 ///
 /// The combination of Driver, Pool, Device, and ShareID must match the corresponding key in Status.Allocation.Devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AllocatedDeviceStatus {
     /// Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.
     ///
@@ -197,7 +197,7 @@ impl pb::Message for AllocatedDeviceStatus {
 }
 
 /// AllocationResult contains attributes of an allocated resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct AllocationResult {
     /// AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.
     ///
@@ -314,7 +314,7 @@ impl pb::Message for AllocationResult {
 }
 
 /// CELDeviceSelector contains a CEL expression for selecting a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CELDeviceSelector {
     /// Expression is a CEL expression which evaluates a single device. It must evaluate to true when the device under consideration satisfies the desired criteria, and false when it does not. Any other result is an error and causes allocation of devices to abort.
     ///
@@ -411,7 +411,7 @@ impl pb::Message for CELDeviceSelector {
 /// CapacityRequestPolicy defines how requests consume device capacity.
 ///
 /// Must not set more than one ValidRequestValues.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequestPolicy {
     /// Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.
     #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
@@ -542,7 +542,7 @@ impl pb::Message for CapacityRequestPolicy {
 /// - If Step is not set, the requested amount is used as-is if it falls within the range Min to Max (if set).
 /// - If the requested or rounded amount exceeds Max (if set), the request does not satisfy the policy,
 /// and the device cannot be allocated.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequestPolicyRange {
     /// Max defines the upper limit for capacity that can be requested.
     ///
@@ -639,7 +639,7 @@ impl pb::Message for CapacityRequestPolicyRange {
 }
 
 /// CapacityRequirements defines the capacity requirements for a specific device request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequirements {
     /// Requests represent individual device resource requests for distinct resources, all of which must be provided by the device.
     ///
@@ -710,7 +710,7 @@ impl pb::Message for CapacityRequirements {
 }
 
 /// Counter describes a quantity associated with a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Counter {
     /// Value defines how much of a certain device counter is available.
     #[serde(default)]
@@ -773,7 +773,7 @@ impl pb::Message for Counter {
 /// CounterSet defines a named set of counters that are available to be used by devices defined in the ResourcePool.
 ///
 /// The counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct CounterSet {
     /// Counters defines the set of counters for this CounterSet The name of each counter must be unique in that set and must be a DNS label.
     ///
@@ -860,7 +860,7 @@ impl pb::Message for CounterSet {
 }
 
 /// Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Device {
     /// AllNodes indicates that all nodes have access to the device.
     ///
@@ -1219,7 +1219,7 @@ impl pb::Message for Device {
 }
 
 /// DeviceAllocationConfiguration gets embedded in an AllocationResult.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAllocationConfiguration {
     /// Opaque provides driver-specific configuration parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1340,7 +1340,7 @@ impl pb::Message for DeviceAllocationConfiguration {
 }
 
 /// DeviceAllocationResult is the result of allocating devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAllocationResult {
     /// This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag.
     ///
@@ -1446,7 +1446,7 @@ impl pb::Message for DeviceAllocationResult {
 }
 
 /// DeviceAttribute must have exactly one field set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAttribute {
     /// BoolValue is a true/false value.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1645,7 +1645,7 @@ impl pb::Message for DeviceAttribute {
 }
 
 /// DeviceCapacity describes a quantity associated with a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceCapacity {
     /// RequestPolicy defines how this DeviceCapacity must be consumed when the device is allowed to be shared by multiple allocations.
     ///
@@ -1736,7 +1736,7 @@ impl pb::Message for DeviceCapacity {
 }
 
 /// DeviceClaim defines how to request devices with a ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClaim {
     /// This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1867,7 +1867,7 @@ impl pb::Message for DeviceClaim {
 }
 
 /// DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClaimConfiguration {
     /// Opaque provides driver-specific configuration parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1976,7 +1976,7 @@ impl pb::Message for DeviceClaimConfiguration {
 /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct DeviceClass {
     /// Standard object metadata
     #[serde(default)]
@@ -2121,7 +2121,7 @@ impl pb::Message for DeviceClass {
 }
 
 /// DeviceClassConfiguration is used in DeviceClass.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClassConfiguration {
     /// Opaque provides driver-specific configuration parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2199,7 +2199,7 @@ impl pb::Message for DeviceClassConfiguration {
 }
 
 /// DeviceClassSpec is used in a \[DeviceClass\] to define what can be allocated and how to configure it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClassSpec {
     /// Config defines configuration parameters that apply to each device that is claimed via this class. Some classses may potentially be satisfied by multiple drivers, so each instance of a vendor configuration applies to exactly one driver.
     ///
@@ -2324,7 +2324,7 @@ impl pb::Message for DeviceClassSpec {
 }
 
 /// DeviceConstraint must have exactly one field set besides Requests.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceConstraint {
     /// DistinctAttribute requires that all devices in question have this attribute and that its type and value are unique across those devices.
     ///
@@ -2439,7 +2439,7 @@ impl pb::Message for DeviceConstraint {
 }
 
 /// DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceCounterConsumption {
     /// CounterSet is the name of the set from which the counters defined will be consumed.
     #[serde(rename = "counterSet", default)]
@@ -2526,7 +2526,7 @@ impl pb::Message for DeviceCounterConsumption {
 }
 
 /// DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices. With FirstAvailable it is also possible to provide a prioritized list of requests.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceRequest {
     /// Exactly specifies the details for a single request that must be met exactly for the request to be satisfied.
     ///
@@ -2648,7 +2648,7 @@ impl pb::Message for DeviceRequest {
 }
 
 /// DeviceRequestAllocationResult contains the allocation result for one request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceRequestAllocationResult {
     /// AdminAccess indicates that this device was allocated for administrative access. See the corresponding request field for a definition of mode.
     ///
@@ -2892,7 +2892,7 @@ impl pb::Message for DeviceRequestAllocationResult {
 }
 
 /// DeviceSelector must have exactly one field set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceSelector {
     /// CEL contains a CEL expression for selecting a device.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2963,7 +2963,7 @@ impl pb::Message for DeviceSelector {
 /// DeviceSubRequest describes a request for device provided in the claim.spec.devices.requests\[\].firstAvailable array. Each is typically a request for a single resource like a device, but can also ask for several identical devices.
 ///
 /// DeviceSubRequest is similar to ExactDeviceRequest, but doesn't expose the AdminAccess field as that one is only supported when requesting a specific device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceSubRequest {
     /// AllocationMode and its related fields define how devices are allocated to satisfy this subrequest. Supported values are:
     ///
@@ -3176,7 +3176,7 @@ impl pb::Message for DeviceSubRequest {
 }
 
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaint {
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.
     ///
@@ -3290,7 +3290,7 @@ impl pb::Message for DeviceTaint {
 }
 
 /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct DeviceTaintRule {
     /// Standard object metadata
     #[serde(default)]
@@ -3459,7 +3459,7 @@ impl pb::Message for DeviceTaintRule {
 }
 
 /// DeviceTaintRuleSpec specifies the selector and one taint.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaintRuleSpec {
     /// DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices. Without a selector, no devices are matches.
     #[serde(rename = "deviceSelector", skip_serializing_if = "Option::is_none")]
@@ -3555,7 +3555,7 @@ impl pb::Message for DeviceTaintRuleSpec {
 }
 
 /// DeviceTaintRuleStatus provides information about an on-going pod eviction.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaintRuleStatus {
     /// Conditions provide information about the state of the DeviceTaintRule and the cluster at some point in time, in a machine-readable and human-readable format.
     ///
@@ -3637,7 +3637,7 @@ impl pb::Message for DeviceTaintRuleStatus {
 }
 
 /// DeviceTaintSelector defines which device(s) a DeviceTaintRule applies to. The empty selector matches all devices. Without a selector, no devices are matched.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaintSelector {
     /// If device is set, only devices with that name are selected. This field corresponds to slice.spec.devices\[\].name.
     ///
@@ -3732,7 +3732,7 @@ impl pb::Message for DeviceTaintSelector {
 }
 
 /// The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple \<key,value,effect\> using the matching operator \<operator\>.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceToleration {
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -3851,7 +3851,7 @@ impl pb::Message for DeviceToleration {
 }
 
 /// ExactDeviceRequest is a request for one or more identical devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ExactDeviceRequest {
     /// AdminAccess indicates that this is a claim for administrative access to the device(s). Claims with AdminAccess are expected to be used for monitoring or other management services for a device.  They ignore all ordinary claims to the device with respect to access modes and any resource allocations.
     ///
@@ -4065,7 +4065,7 @@ impl pb::Message for ExactDeviceRequest {
 }
 
 /// NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NetworkDeviceData {
     /// HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface.
     ///
@@ -4168,7 +4168,7 @@ impl pb::Message for NetworkDeviceData {
 }
 
 /// NodeAllocatableResourceMapping defines the translation between the DRA device/capacity units requested to the corresponding quantity of the node allocatable resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct NodeAllocatableResourceMapping {
     /// AllocationMultiplier is used as a multiplier for the allocated device count or the allocated capacity in the claim. It defaults to 1 if not specified. How the field is used also depends on whether `capacityKey` is set. 1.  If `capacityKey` is NOT set: `allocationMultiplier` multiplies the device count allocated to the claim.
     /// a. A DRA driver representing each CPU core as a device would have
@@ -4262,7 +4262,7 @@ impl pb::Message for NodeAllocatableResourceMapping {
 }
 
 /// OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct OpaqueDeviceConfiguration {
     /// Driver is used to determine which kubelet plugin needs to be passed these configuration parameters.
     ///
@@ -4347,7 +4347,7 @@ impl pb::Message for OpaqueDeviceConfiguration {
 /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceClaim {
     /// Standard object metadata
     #[serde(default)]
@@ -4514,7 +4514,7 @@ impl pb::Message for ResourceClaim {
 }
 
 /// ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimConsumerReference {
     /// APIGroup is the group for the resource being referenced. It is empty for the core API. This matches the group in the APIVersion that is used when creating the resources.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
@@ -4619,7 +4619,7 @@ impl pb::Message for ResourceClaimConsumerReference {
 }
 
 /// ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimSpec {
     /// Devices defines how to request devices.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4688,7 +4688,7 @@ impl pb::Message for ResourceClaimSpec {
 }
 
 /// ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimStatus {
     /// Allocation is set once the claim has been allocated successfully.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4824,7 +4824,7 @@ impl pb::Message for ResourceClaimStatus {
 /// ResourceClaimTemplate is used to produce ResourceClaim objects.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceClaimTemplate {
     /// Standard object metadata
     #[serde(default)]
@@ -4967,7 +4967,7 @@ impl pb::Message for ResourceClaimTemplate {
 }
 
 /// ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimTemplateSpec {
     /// ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim when creating it. No other fields are allowed and will be rejected during validation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5063,7 +5063,7 @@ impl pb::Message for ResourceClaimTemplateSpec {
 }
 
 /// ResourcePool describes the pool that ResourceSlices belong to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourcePool {
     /// Generation tracks the change in a pool over time. Whenever a driver changes something about one or more of the resources in a pool, it must change the generation in all ResourceSlices which are part of that pool. Consumers of ResourceSlices should only consider resources from the pool with the highest generation number. The generation may be reset by drivers, which should be fine for consumers, assuming that all ResourceSlices in a pool are updated to match or deleted.
     ///
@@ -5170,7 +5170,7 @@ impl pb::Message for ResourcePool {
 /// For resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceSlice {
     /// Standard object metadata
     #[serde(default)]
@@ -5313,7 +5313,7 @@ impl pb::Message for ResourceSlice {
 }
 
 /// ResourceSliceSpec contains the information published by the driver in one ResourceSlice.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceSliceSpec {
     /// AllNodes indicates that all nodes have access to the resources in the pool.
     ///

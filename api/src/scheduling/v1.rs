@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, PatchMeta};
 use kclient_apimachinery::protobuf as pb;
 
 /// PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PriorityClass {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]

@@ -16,7 +16,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta};
 use kclient_apimachinery::protobuf as pb;
 
 /// BasicSchedulingPolicy indicates that standard Kubernetes scheduling behavior should be used.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct BasicSchedulingPolicy {}
 
 impl PatchMeta for BasicSchedulingPolicy {
@@ -62,7 +62,7 @@ impl pb::Message for BasicSchedulingPolicy {
 }
 
 /// GangSchedulingPolicy defines the parameters for gang scheduling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GangSchedulingPolicy {
     /// MinCount is the minimum number of pods that must be schedulable or scheduled at the same time for the scheduler to admit the entire group. It must be a positive integer.
     #[serde(rename = "minCount", default)]
@@ -123,7 +123,7 @@ impl pb::Message for GangSchedulingPolicy {
 }
 
 /// PodGroup represents a runtime instance of pods grouped together. PodGroups are created by workload controllers (Job, LWS, JobSet, etc...) from Workload.podGroupTemplates. PodGroup API enablement is toggled by the GenericWorkload feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct PodGroup {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -292,7 +292,7 @@ impl pb::Message for PodGroup {
 /// PodGroupResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the PodGroup.
 ///
 /// It adds a name to it that uniquely identifies the ResourceClaim inside the PodGroup. Pods that need access to the ResourceClaim define a matching reference in its own Spec.ResourceClaims. The Pod's claim must match all fields of the PodGroup's claim exactly.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupResourceClaim {
     /// Name uniquely identifies this resource claim inside the PodGroup. This must be a DNS_LABEL.
     #[serde(default)]
@@ -400,7 +400,7 @@ impl pb::Message for PodGroupResourceClaim {
 }
 
 /// PodGroupResourceClaimStatus is stored in the PodGroupStatus for each PodGroupResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupResourceClaimStatus {
     /// Name uniquely identifies this resource claim inside the PodGroup. This must match the name of an entry in podgroup.spec.resourceClaims, which implies that the string must be a DNS_LABEL.
     #[serde(default)]
@@ -477,7 +477,7 @@ impl pb::Message for PodGroupResourceClaimStatus {
 }
 
 /// PodGroupSchedulingConstraints defines scheduling constraints (e.g. topology) for a PodGroup.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupSchedulingConstraints {
     /// Topology defines the topology constraints for the pod group. Currently only a single topology constraint can be specified. This may change in the future.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -550,7 +550,7 @@ impl pb::Message for PodGroupSchedulingConstraints {
 }
 
 /// PodGroupSchedulingPolicy defines the scheduling configuration for a PodGroup. Exactly one policy must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupSchedulingPolicy {
     /// Basic specifies that the pods in this group should be scheduled using standard Kubernetes scheduling behavior.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -646,7 +646,7 @@ impl pb::Message for PodGroupSchedulingPolicy {
 }
 
 /// PodGroupSpec defines the desired state of a PodGroup.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupSpec {
     /// DisruptionMode defines the mode in which a given PodGroup can be disrupted. Controllers are expected to fill this field by copying it from a PodGroupTemplate. One of Pod, PodGroup. Defaults to Pod if unset. This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
     #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
@@ -844,7 +844,7 @@ impl pb::Message for PodGroupSpec {
 }
 
 /// PodGroupStatus represents information about the status of a pod group.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupStatus {
     /// Conditions represent the latest observations of the PodGroup's state.
     ///
@@ -962,7 +962,7 @@ impl pb::Message for PodGroupStatus {
 }
 
 /// PodGroupTemplate represents a template for a set of pods with a scheduling policy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupTemplate {
     /// DisruptionMode defines the mode in which a given PodGroup can be disrupted. One of Pod, PodGroup. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
     #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
@@ -1148,7 +1148,7 @@ impl pb::Message for PodGroupTemplate {
 }
 
 /// PodGroupTemplateReference references a PodGroup template defined in some object (e.g. Workload). Exactly one reference must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupTemplateReference {
     /// Workload references the PodGroupTemplate within the Workload object that was used to create the PodGroup.
     #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
@@ -1217,7 +1217,7 @@ impl pb::Message for PodGroupTemplateReference {
 }
 
 /// TopologyConstraint defines a topology constraint for a PodGroup.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TopologyConstraint {
     /// Key specifies the key of the node label representing the topology domain. All pods within the PodGroup must be colocated within the same domain instance. Different PodGroups can land on different domain instances even if they derive from the same PodGroupTemplate. Examples: "topology.kubernetes.io/rack"
     #[serde(default)]
@@ -1278,7 +1278,7 @@ impl pb::Message for TopologyConstraint {
 }
 
 /// TypedLocalObjectReference allows to reference typed object inside the same namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is empty, the specified Kind must be in the core API group. For any other third-party types, setting APIGroup is required. It must be a DNS subdomain.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
@@ -1369,7 +1369,7 @@ impl pb::Message for TypedLocalObjectReference {
 }
 
 /// Workload allows for expressing scheduling constraints that should be used when managing the lifecycle of workloads from the scheduling perspective, including scheduling, preemption, eviction and other phases. Workload API enablement is toggled by the GenericWorkload feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct Workload {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -1510,7 +1510,7 @@ impl pb::Message for Workload {
 }
 
 /// WorkloadPodGroupTemplateReference references the PodGroupTemplate within the Workload object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct WorkloadPodGroupTemplateReference {
     /// PodGroupTemplateName defines the PodGroupTemplate name within the Workload object.
     #[serde(rename = "podGroupTemplateName", default)]
@@ -1589,7 +1589,7 @@ impl pb::Message for WorkloadPodGroupTemplateReference {
 }
 
 /// WorkloadSpec defines the desired state of a Workload.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct WorkloadSpec {
     /// ControllerRef is an optional reference to the controlling object, such as a Deployment or Job. This field is intended for use by tools like CLIs to provide a link back to the original workload definition. This field is immutable.
     #[serde(rename = "controllerRef", skip_serializing_if = "Option::is_none")]

@@ -17,7 +17,7 @@ use kclient_apimachinery::meta::{FieldMeta, List, PatchMeta};
 use kclient_apimachinery::protobuf as pb;
 
 /// StorageVersionMigration represents a migration of stored data to the latest storage version.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct StorageVersionMigration {
     /// Standard object metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -186,7 +186,7 @@ impl pb::Message for StorageVersionMigration {
 }
 
 /// Spec of the storage version migration.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StorageVersionMigrationSpec {
     /// The resource that is being migrated. The migrator sends requests to the endpoint serving the resource. Immutable.
     #[serde(default)]
@@ -257,7 +257,7 @@ impl pb::Message for StorageVersionMigrationSpec {
 }
 
 /// Status of the storage version migration.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct StorageVersionMigrationStatus {
     /// The latest available observations of the migration's current state.
     #[serde(skip_serializing_if = "Option::is_none")]

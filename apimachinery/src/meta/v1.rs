@@ -18,7 +18,7 @@ use compact_str::CompactString;
 pub use crate::meta::{MicroTime, PartialObjectMetadata, PartialObjectMetadataList, Time};
 
 /// APIGroup contains the name, the supported versions, and the preferred version of a group.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct APIGroup {
     /// name is the name of the group.
     #[serde(default)]
@@ -204,7 +204,7 @@ impl pb::Message for APIGroup {
 }
 
 /// APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct APIGroupList {
     /// groups is a list of APIGroup.
     #[serde(
@@ -307,7 +307,7 @@ impl pb::Message for APIGroupList {
 }
 
 /// APIResource specifies the name of a resource and whether it is namespaced.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct APIResource {
     /// categories is a list of the grouped resources this resource belongs to (e.g. 'all')
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -518,7 +518,7 @@ impl pb::Message for APIResource {
 }
 
 /// APIResourceList is a list of APIResource, it is used to expose the name of the resources supported in a specific group and version, and if the resource is namespaced.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct APIResourceList {
     /// groupVersion is the group and version this APIResourceList is for.
     #[serde(rename = "groupVersion", default)]
@@ -643,7 +643,7 @@ impl pb::Message for APIResourceList {
 }
 
 /// APIVersions lists the versions that are available, to allow clients to discover the API at /api, which is the root path of the legacy v1 API.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct APIVersions {
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
     #[serde(
@@ -786,7 +786,7 @@ impl pb::Message for APIVersions {
 }
 
 /// Condition contains details for one aspect of the current state of this API Resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Condition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.
     #[serde(rename = "lastTransitionTime", default)]
@@ -845,7 +845,7 @@ impl pb::Message for Condition {
 }
 
 /// DeleteOptions may be provided when deleting an API object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct DeleteOptions {
     /// When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed
     #[serde(rename = "dryRun", skip_serializing_if = "Option::is_none")]
@@ -1057,7 +1057,7 @@ impl pb::Message for DeleteOptions {
 }
 
 /// FieldSelectorRequirement is a selector that contains values, a key, and an operator that relates the key and values.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct FieldSelectorRequirement {
     /// key is the field selector key that the requirement applies to.
     #[serde(default)]
@@ -1156,7 +1156,7 @@ impl pb::Message for FieldSelectorRequirement {
 }
 
 /// GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GroupResource {
     /// The `group` field.
     #[serde(default)]
@@ -1217,7 +1217,7 @@ impl pb::Message for GroupResource {
 }
 
 /// GroupVersion contains the "group/version" and "version" string of a version. It is made a struct to keep extensibility.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct GroupVersionForDiscovery {
     /// groupVersion specifies the API group and version in the form "group/version"
     #[serde(rename = "groupVersion", default)]
@@ -1294,7 +1294,7 @@ impl pb::Message for GroupVersionForDiscovery {
 }
 
 /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LabelSelector {
     /// matchExpressions is a list of label selector requirements. The requirements are ANDed.
     #[serde(rename = "matchExpressions", skip_serializing_if = "Option::is_none")]
@@ -1342,7 +1342,7 @@ impl pb::Message for LabelSelector {
 }
 
 /// A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct LabelSelectorRequirement {
     /// key is the label key that the selector applies to.
     #[serde(default)]
@@ -1394,7 +1394,7 @@ impl pb::Message for LabelSelectorRequirement {
 }
 
 /// ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ManagedFieldsEntry {
     /// APIVersion defines the version of this resource that this field set applies to. The format is "group/version" just like the top-level APIVersion field. It is necessary to track the version of a field set because it cannot be automatically converted.
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
@@ -1545,7 +1545,7 @@ impl pb::Message for ManagedFieldsEntry {
 }
 
 /// ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
-#[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectMeta {
     /// Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1738,7 +1738,7 @@ impl pb::Message for ObjectMeta {
 }
 
 /// OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct OwnerReference {
     /// API version of the referent.
     #[serde(rename = "apiVersion", default)]
@@ -1872,7 +1872,7 @@ impl pb::Message for OwnerReference {
 }
 
 /// Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Preconditions {
     /// Specifies the target ResourceVersion
     #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
@@ -1949,7 +1949,7 @@ impl pb::Message for Preconditions {
 }
 
 /// ServerAddressByClientCIDR helps the client to determine the server address that they should use, depending on the clientCIDR that they match.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ServerAddressByClientCIDR {
     /// The CIDR with which clients can match their IP to figure out the server address that they should use.
     #[serde(rename = "clientCIDR", default)]
@@ -2026,7 +2026,7 @@ impl pb::Message for ServerAddressByClientCIDR {
 }
 
 /// ShardInfo describes the shard selector that was applied to produce a list response. Its presence on a list response indicates the list is a filtered subset.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct ShardInfo {
     /// selector is the shard selector string from the request, echoed back so clients can verify which shard they received and merge responses from multiple shards.
     #[serde(default)]

@@ -13,7 +13,7 @@
 use crate::meta::{FieldMeta, IStr, PatchMeta};
 
 /// Info contains versioning information. how we'll want to distribute that information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Info {
     /// The `buildDate` field.
     #[serde(rename = "buildDate", default)]

@@ -16,7 +16,7 @@ use kclient::kubernetes::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A network to provision: the desired state the controller reads from its lister.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(crate = "kclient::kubernetes::schemars")]
 pub struct Network {
     /// Standard object metadata.
@@ -46,7 +46,7 @@ pub struct NetworkSpec {
 }
 
 /// What the controller reports about a Network.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(crate = "kclient::kubernetes::schemars")]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkStatus {
