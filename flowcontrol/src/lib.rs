@@ -1,8 +1,9 @@
 //! Pacing shared by kclient's crates: a [`TokenBucket`] (golang.org/x/time/rate's, under
 //! client-go's `flowcontrol` token bucket and the workqueue's `BucketRateLimiter`) and an
 //! exponential [`Backoff`] (client-go's `wait.Backoff`, with [`jitter`] and the reflector's
-//! [`DelayWithReset`]), and an [`ItemBackoff`] kept per id (client-go's `flowcontrol.Backoff`,
-//! under the REST client's per-host backoff).
+//! [`DelayWithReset`]), an [`ItemBackoff`] kept per id (client-go's `flowcontrol.Backoff`,
+//! under the REST client's per-host backoff), and the [`AcceptBackoff`] of a server's accept
+//! loop (Go's `http.Server`'s waits after a failed accept).
 //!
 //! Both are plain arithmetic on [`Moment`]s the caller passes in: no clock, no lock, no
 //! runtime. The REST client's limiter runs a bucket on tokio's clock, the workqueue's on its
@@ -37,6 +38,7 @@
 //! assert_eq!(backoff.step(), Duration::from_millis(50));
 //! ```
 
+mod accept_backoff;
 mod backoff;
 mod blocking;
 mod item_backoff;
@@ -44,6 +46,7 @@ mod moment;
 mod panic_message;
 mod token_bucket;
 
+pub use accept_backoff::AcceptBackoff;
 pub use backoff::{Backoff, DelayWithReset, jitter};
 pub use blocking::assert_can_block;
 pub use item_backoff::ItemBackoff;

@@ -21,6 +21,7 @@ use std::task::{Context, Poll, ready};
 
 use futures_core::future::BoxFuture;
 use kclient_apimachinery::Error;
+use kclient_flowcontrol::AcceptBackoff;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -317,7 +318,7 @@ async fn accept_loop(listener: TcpListener, remote: u16, open: PortStreamOpener)
                 let (socket, peer) = match accepted {
                     Ok(a) => a,
                     // A connection that went away before it was accepted.
-                    Err(e) if is_per_connection(&e) => continue,
+                    Err(e) if AcceptBackoff::is_per_connection(&e) => continue,
                     // A failure of the listener (no file descriptor left): trying again at once
                     // would only fail again, in a busy loop. Stop, as client-go's does.
                     Err(e) => {
@@ -340,17 +341,6 @@ async fn accept_loop(listener: TcpListener, remote: u16, open: PortStreamOpener)
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
-}
-
-/// An accept error that concerns one connection only (as Go's accept, which retries these).
-fn is_per_connection(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::Interrupted
-            | io::ErrorKind::WouldBlock
-    )
 }
 
 /// Copies between a local socket and a new stream to the pod until either side ends.

@@ -36,6 +36,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use kclient_flowcontrol::AcceptBackoff;
 use parking_lot::RwLock;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject as _;
@@ -76,10 +77,6 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(32);
 
 /// The largest buffer of a connection's request headers (Go's server: `MaxHeaderBytes`, 1 MiB).
 const MAX_HEADER_BUFFER: usize = 1 << 20;
-
-/// The first and the longest wait after an accept that failed for the listener itself.
-const ACCEPT_BACKOFF_FIRST: Duration = Duration::from_millis(5);
-const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// The port controller-runtime's webhook server listens on by default.
 pub const DEFAULT_PORT: u16 = 9443;
@@ -256,7 +253,7 @@ impl BoundWebhookServer {
         let mut check = tokio::time::interval(self.cert_check_period);
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         check.tick().await;
-        let mut accept_backoff = Duration::ZERO;
+        let mut accept_backoff = AcceptBackoff::new();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => break,
@@ -268,19 +265,16 @@ impl BoundWebhookServer {
                 accepted = self.listener.accept() => {
                     let (tcp, peer) = match accepted {
                         Ok(accepted) => {
-                            accept_backoff = Duration::ZERO;
+                            accept_backoff.accepted();
                             accepted
                         }
-                        // A connection gone before it was accepted.
-                        Err(e) if is_per_connection(&e) => continue,
-                        // The listener's own failure (no file descriptor left): trying again at
-                        // once would spin. Wait, 5 ms doubling up to 1 s, as Go's http.Server.
                         Err(e) => {
-                            accept_backoff = (accept_backoff * 2)
-                                .clamp(ACCEPT_BACKOFF_FIRST, ACCEPT_BACKOFF_MAX);
-                            tracing::error!(error = %e, retry_in = ?accept_backoff, "webhook: accepting a connection failed");
+                            // A connection gone before it was accepted: at once. The listener's
+                            // own failure (no file descriptor left): after a wait, not a spin.
+                            let Some(wait) = accept_backoff.failed(&e) else { continue };
+                            tracing::error!(error = %e, retry_in = ?wait, "webhook: accepting a connection failed");
                             tokio::select! {
-                                () = tokio::time::sleep(accept_backoff) => {}
+                                () = tokio::time::sleep(wait) => {}
                                 () = shutdown.cancelled() => break,
                             }
                             continue;
@@ -351,17 +345,6 @@ async fn serve_connection(
             let _ = connection.await;
         }
     }
-}
-
-/// An accept error that concerns one connection only (as Go's accept, which retries these).
-fn is_per_connection(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::ConnectionAborted
-            | std::io::ErrorKind::ConnectionReset
-            | std::io::ErrorKind::Interrupted
-            | std::io::ErrorKind::WouldBlock
-    )
 }
 
 /// The HTTP answer to one call.

@@ -21,6 +21,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use kclient_cache::CancellationToken;
+use kclient_flowcontrol::AcceptBackoff;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -29,10 +30,6 @@ use crate::error::Error;
 /// How long a connection may take for a request's headers (controller-runtime's
 /// `httpserver.New`: `ReadHeaderTimeout` of 32 seconds).
 pub(crate) const HEADER_TIMEOUT: Duration = Duration::from_secs(32);
-
-/// The first and the longest wait after an accept that failed for the listener itself.
-const ACCEPT_BACKOFF_FIRST: Duration = Duration::from_millis(5);
-const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// What a route answers: the status, the content type and the body.
 pub(crate) struct Answer {
@@ -94,25 +91,23 @@ impl BoundServer {
             TcpListener::from_std(self.listener).map_err(|e| Error::server(self.name, e))?;
         tracing::info!(server = self.name, addr = %self.local_addr, "starting server");
         let mut connections = JoinSet::new();
-        let mut accept_backoff = Duration::ZERO;
+        let mut accept_backoff = AcceptBackoff::new();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => break,
                 accepted = listener.accept() => {
                     let tcp = match accepted {
                         Ok((tcp, _)) => {
-                            accept_backoff = Duration::ZERO;
+                            accept_backoff.accepted();
                             tcp
                         }
-                        Err(e) if is_per_connection(&e) => continue,
-                        // The listener's own failure (no file descriptor left): wait, 5 ms
-                        // doubling up to 1 s, as Go's http.Server, rather than spin.
                         Err(e) => {
-                            accept_backoff = (accept_backoff * 2)
-                                .clamp(ACCEPT_BACKOFF_FIRST, ACCEPT_BACKOFF_MAX);
-                            tracing::error!(server = self.name, error = %e, retry_in = ?accept_backoff, "accepting a connection failed");
+                            // One connection's failure: at once; the listener's own: after a
+                            // wait, not a spin.
+                            let Some(wait) = accept_backoff.failed(&e) else { continue };
+                            tracing::error!(server = self.name, error = %e, retry_in = ?wait, "accepting a connection failed");
                             tokio::select! {
-                                () = tokio::time::sleep(accept_backoff) => {}
+                                () = tokio::time::sleep(wait) => {}
                                 () = shutdown.cancelled() => break,
                             }
                             continue;
@@ -167,15 +162,4 @@ async fn serve_connection(tcp: tokio::net::TcpStream, route: Route, shutdown: Ca
             let _ = connection.await;
         }
     }
-}
-
-/// An accept error that concerns one connection only (as Go's accept, which retries these).
-fn is_per_connection(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::ConnectionAborted
-            | std::io::ErrorKind::ConnectionReset
-            | std::io::ErrorKind::Interrupted
-            | std::io::ErrorKind::WouldBlock
-    )
 }
