@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt as _};
 use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::{ApiResource, Object, Resource, ResourceScope, get_controller_of};
 use kclient_cache::{ResourceEventHandlerRegistration, SharedIndexInformer};
@@ -23,6 +23,7 @@ use crate::owner_track::register_uncached;
 use crate::predicate::Predicate;
 use crate::queue::{LOW_PRIORITY, WorkQueue};
 use crate::source::{Intake, Mapper, SourceHandler, group_of};
+use crate::trigger::Trigger;
 
 /// The default number of concurrent reconciles (controller-runtime's `MaxConcurrentReconciles`
 /// default).
@@ -44,7 +45,7 @@ pub(crate) type Remover = Box<dyn FnOnce() + Send>;
 /// have enqueued as adds (with the source's predicates), at [`LOW_PRIORITY`]:
 /// controller-runtime starts each source with its initial list as Create events, which go in
 /// at its low priority.
-pub(crate) type Replay = Box<dyn Fn(&WorkQueue) + Send + Sync>;
+pub(crate) type Replay = Arc<dyn Fn(&WorkQueue) + Send + Sync>;
 
 /// A source added to its informer.
 pub(crate) struct Registered {
@@ -79,6 +80,7 @@ pub(crate) struct Options<K> {
     pub(crate) informer: Option<SharedIndexInformer<K>>,
     pub(crate) predicates: Vec<Predicate<K>>,
     pub(crate) sources: Vec<Register>,
+    pub(crate) triggers: Vec<Trigger>,
     pub(crate) described: Vec<String>,
     pub(crate) workers: usize,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<ObjectRef>>>,
@@ -116,6 +118,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                 informer: None,
                 predicates: Vec::new(),
                 sources: Vec::new(),
+                triggers: Vec::new(),
                 described: Vec::new(),
                 workers: DEFAULT_WORKERS,
                 rate_limiter: None,
@@ -140,6 +143,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             informer: Some(informer),
             predicates: Vec::new(),
             sources: Vec::new(),
+            triggers: Vec::new(),
             described: vec![format!("for {}", K::KIND)],
             workers: self.options.workers,
             rate_limiter: self.options.rate_limiter,
@@ -277,6 +281,93 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
             predicates,
             false,
         )
+    }
+
+    /// Reconciles the key of each item `trigger` yields: wakes the controller for changes its
+    /// informers cannot see, such as those of an external system (kube-runtime's
+    /// `reconcile_on`; controller-runtime's `WatchesRawSource` with a `source.Channel`). The
+    /// keys go in at the normal priority and pass no predicate; a key whose object is not
+    /// cached goes to [`on_deleted`](Controller::on_deleted), or is dropped.
+    ///
+    /// The stream is polled only while the controller reconciles: from the caches' sync on,
+    /// and with leader election only while it leads. Before and between those times nothing
+    /// reads it, so its items wait in it (a bounded channel makes its sender wait in turn)
+    /// and none is lost; at shutdown it stops being polled with the other sources, and what it
+    /// still holds is dropped with it. A stream that ends stops being polled; the controller
+    /// goes on. Several triggers add up.
+    ///
+    /// ```no_run
+    /// # async fn run(factory: kclient_informers::SharedInformerFactory) -> Result<(), kclient_controller::Error> {
+    /// use std::sync::Arc;
+    ///
+    /// use kclient_api::core::v1::ConfigMap;
+    /// use kclient_cache::CancellationToken;
+    /// use kclient_controller::{Action, ControllerBuilder, ObjectRef};
+    ///
+    /// // Whatever learns of external changes sends the key of the ConfigMap they concern.
+    /// let (changed, mut changes) = tokio::sync::mpsc::channel::<ObjectRef>(64);
+    /// let controller = ControllerBuilder::new("external-sync", &factory)
+    ///     .for_::<ConfigMap>()
+    ///     .reconcile_on(futures_util::stream::poll_fn(move |cx| changes.poll_recv(cx)))
+    ///     .reconcile(|_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
+    ///         Ok::<_, kclient_apimachinery::Error>(Action::done())
+    ///     });
+    /// factory.start();
+    /// tokio::spawn(async move {
+    ///     let _ = changed.send(ObjectRef::new("default", "settings")).await;
+    /// });
+    /// controller.run(Arc::new(()), CancellationToken::new()).await
+    /// # }
+    /// ```
+    pub fn reconcile_on(
+        mut self,
+        trigger: impl futures_util::Stream<Item = ObjectRef> + Send + 'static,
+    ) -> Self {
+        self.options.triggers.push(Trigger::Keys(trigger.boxed()));
+        self.options
+            .described
+            .push("reconcile_on a stream".to_owned());
+        self
+    }
+
+    /// Reconciles every cached primary object that passes the primary predicates each time
+    /// `trigger` yields, for example on a timer or when a configuration file changes
+    /// (kube-runtime's `reconcile_all_on`). The keys go in at [`LOW_PRIORITY`], as a resync's
+    /// do, and a burst of items merges into the keys still queued. The stream is polled as
+    /// [`reconcile_on`](Self::reconcile_on)'s is: only while the controller reconciles.
+    ///
+    /// ```no_run
+    /// # async fn run(factory: kclient_informers::SharedInformerFactory) -> Result<(), kclient_controller::Error> {
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use kclient_api::core::v1::ConfigMap;
+    /// use kclient_cache::CancellationToken;
+    /// use kclient_controller::{Action, ControllerBuilder};
+    ///
+    /// // Every ConfigMap again every ten minutes.
+    /// let mut every = tokio::time::interval(Duration::from_secs(600));
+    /// let controller = ControllerBuilder::new("audit", &factory)
+    ///     .for_::<ConfigMap>()
+    ///     .reconcile_all_on(futures_util::stream::poll_fn(move |cx| {
+    ///         every.poll_tick(cx).map(|_| Some(()))
+    ///     }))
+    ///     .reconcile(|_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
+    ///         Ok::<_, kclient_apimachinery::Error>(Action::done())
+    ///     });
+    /// factory.start();
+    /// controller.run(Arc::new(()), CancellationToken::new()).await
+    /// # }
+    /// ```
+    pub fn reconcile_all_on(
+        mut self,
+        trigger: impl futures_util::Stream<Item = ()> + Send + 'static,
+    ) -> Self {
+        self.options.triggers.push(Trigger::All(trigger.boxed()));
+        self.options
+            .described
+            .push("reconcile_all_on a stream".to_owned());
+        self
     }
 
     fn add_source<T: Object>(
@@ -499,7 +590,7 @@ fn register<T: Object>(
         // not the informer: the informer holds the handler, which holds the intake.
         let indexer = informer.get_indexer();
         let (replay_map, replay_predicates) = (Arc::clone(&map), predicates.clone());
-        let replay: Replay = Box::new(move |queue| {
+        let replay: Replay = Arc::new(move |queue| {
             for obj in indexer.list() {
                 if replay_predicates.iter().all(|p| p.add(&obj)) {
                     for key in replay_map(&obj) {

@@ -188,6 +188,7 @@ where
             metrics: ControllerMetrics::new(provider.as_ref(), &name, options.workers),
             indexer: informer.get_indexer(),
             replays,
+            triggers: parking_lot::Mutex::new(options.triggers),
             reconcile,
             on_deleted,
             error_policy,

@@ -8,8 +8,9 @@
 //! whose events wake their controller owner ([`owns`](ControllerBuilder::owns), or
 //! [`owns_metadata`](ControllerBuilder::owns_metadata) to cache only their metadata, or
 //! [`owns_uncached`](ControllerBuilder::owns_uncached) to keep only each child's owner), any other
-//! resource mapped to primary keys ([`watches`](ControllerBuilder::watches)), and
-//! [`Predicate`]s on each. [`reconcile`](ControllerBuilder::reconcile) gives it the reconcile
+//! resource mapped to primary keys ([`watches`](ControllerBuilder::watches)), streams of keys
+//! or ticks from outside the cluster ([`reconcile_on`](ControllerBuilder::reconcile_on),
+//! [`reconcile_all_on`](ControllerBuilder::reconcile_all_on)), and [`Predicate`]s on each. [`reconcile`](ControllerBuilder::reconcile) gives it the reconcile
 //! function, an `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>`, and
 //! [`Controller::run`] runs it until a shutdown token fires.
 //!
@@ -205,6 +206,7 @@ mod predicate;
 mod queue;
 mod runtime;
 mod source;
+mod trigger;
 
 pub use crate::action::Action;
 pub use crate::builder::{

@@ -374,7 +374,7 @@ pub(crate) fn register_uncached(
     Box::new(move |intake: &Arc<Intake>| {
         let store = Arc::new(OwnerTrack::new(Arc::clone(intake), owner_of));
         let track = Arc::clone(&store);
-        let replay: Replay = Box::new(move |queue| track.replay(queue));
+        let replay: Replay = Arc::new(move |queue| track.replay(queue));
         let reflector = Reflector::new(
             lister_watcher,
             store,

@@ -45,6 +45,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use kclient_cache::{CancellationToken, Indexer};
+use parking_lot::Mutex;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -55,13 +56,18 @@ use crate::metrics::{ControllerMetrics, ReconcileResult};
 use crate::object_ref::ObjectRef;
 use crate::queue::WorkQueue;
 use crate::source::Intake;
+use crate::trigger::Trigger;
 
 /// Everything the workers of a controller share.
 pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) name: String,
     pub(crate) indexer: Indexer<K>,
-    /// Each source's replay of what it already knows, run at a term's start.
+    /// Each source's replay of what it already knows, run at a term's start; the primary
+    /// resource's first.
     pub(crate) replays: Vec<Replay>,
+    /// The triggers, between terms; each term polls them until it stops, then puts back
+    /// those whose stream has not ended.
+    pub(crate) triggers: Mutex<Vec<Trigger>>,
     pub(crate) reconcile: ReconcileFn<K, Ctx, E>,
     pub(crate) on_deleted: Option<DeletedFn<Ctx, E>>,
     pub(crate) error_policy: Option<ErrorPolicyFn<Ctx, E>>,
@@ -107,6 +113,21 @@ where
         for replay in &self.replays {
             replay(queue);
         }
+        // The triggers, polled until the term stops (see `crate::trigger`).
+        let mut triggers = JoinSet::new();
+        let replay_primary: Replay = match self.replays.first() {
+            Some(replay) => Arc::clone(replay),
+            None => Arc::new(|_: &WorkQueue| {}),
+        };
+        let name: Arc<str> = Arc::from(self.name.as_str());
+        for trigger in std::mem::take(&mut *self.triggers.lock()) {
+            triggers.spawn(trigger.poll_until(
+                queue.clone(),
+                Arc::clone(&replay_primary),
+                stop.clone(),
+                Arc::clone(&name),
+            ));
+        }
         let mut workers = JoinSet::new();
         for _ in 0..self.workers {
             workers.spawn(Arc::clone(self).worker(queue.clone(), stop.clone(), abandon.clone()));
@@ -114,6 +135,7 @@ where
         stop.cancelled().await;
 
         self.intake.set(None);
+        self.take_back(triggers).await;
         if abandon.is_cancelled() {
             // Leadership lost: another candidate may lead by now. The reconciles in progress
             // are cancelled at once; the queue keeps its keys (a cancelled reconcile's key is
@@ -150,6 +172,22 @@ where
             }
             workers.abort_all();
             while workers.join_next().await.is_some() {}
+        }
+    }
+
+    /// Keeps the triggers that a term polled for the next term, once each has stopped (at the
+    /// term's `stop`, which has come), less those whose stream ended or panicked.
+    async fn take_back(&self, mut triggers: JoinSet<Option<Trigger>>) {
+        while let Some(polled) = triggers.join_next().await {
+            match polled {
+                Ok(Some(trigger)) => self.triggers.lock().push(trigger),
+                Ok(None) => {}
+                Err(e) => tracing::error!(
+                    controller = %self.name,
+                    error = %e,
+                    "a trigger stream panicked; it is no longer polled"
+                ),
+            }
         }
     }
 

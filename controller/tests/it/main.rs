@@ -18,6 +18,7 @@ mod shutdown;
 mod sources;
 mod spans;
 mod timeouts;
+mod triggers;
 
 use std::collections::HashMap;
 use std::sync::Arc;

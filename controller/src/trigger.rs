@@ -1,0 +1,86 @@
+//! Triggers: streams from outside the controller's watches that wake it, for changes the
+//! informers cannot see (an external system, a file, a timer), as kube-runtime's
+//! `reconcile_on` and `reconcile_all_on` and controller-runtime's `WatchesRawSource` with a
+//! `source.Channel` do.
+//!
+//! A trigger is polled only while the controller reconciles (a term: the whole run, or each
+//! leadership), as controller-runtime starts a channel source only once its controller runs
+//! and kube-runtime polls a trigger only as part of its controller's stream. Between terms
+//! (before the caches have synced, or while another candidate leads) nothing reads it, so what
+//! its sender sends waits in the stream (a bounded channel makes the sender wait in turn) and
+//! none of it is lost. When a term stops, each trigger stops being polled at once and is kept
+//! for the next term; what it yields after that stays in it. A trigger whose stream ends is
+//! dropped; the controller goes on with its other sources.
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures_util::StreamExt as _;
+use futures_util::stream::BoxStream;
+use kclient_cache::CancellationToken;
+
+use crate::builder::Replay;
+use crate::object_ref::ObjectRef;
+use crate::queue::{NORMAL_PRIORITY, WorkQueue};
+
+/// One trigger of a controller, kept by the controller between terms.
+pub(crate) enum Trigger {
+    /// Each item is a key to reconcile, at [`NORMAL_PRIORITY`].
+    Keys(BoxStream<'static, ObjectRef>),
+    /// Each item enqueues every cached primary object that passes the primary predicates (the
+    /// primary source's replay, at [`LOW_PRIORITY`](crate::LOW_PRIORITY)).
+    All(BoxStream<'static, ()>),
+}
+
+impl fmt::Debug for Trigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Trigger::Keys(_) => "Trigger::Keys",
+            Trigger::All(_) => "Trigger::All",
+        })
+    }
+}
+
+impl Trigger {
+    /// Takes the trigger's items into `queue` until `stop` is cancelled; returns the trigger
+    /// then, to be polled again in the next term, or `None` once its stream has ended.
+    /// `stop` is checked before each item is taken, so no item is taken after it.
+    pub(crate) async fn poll_until(
+        mut self,
+        queue: WorkQueue,
+        replay_primary: Replay,
+        stop: CancellationToken,
+        controller: Arc<str>,
+    ) -> Option<Trigger> {
+        loop {
+            let ended = match &mut self {
+                Trigger::Keys(keys) => tokio::select! {
+                    biased;
+                    () = stop.cancelled() => return Some(self),
+                    key = keys.next() => match key {
+                        Some(key) => {
+                            queue.add(key, NORMAL_PRIORITY);
+                            false
+                        }
+                        None => true,
+                    },
+                },
+                Trigger::All(ticks) => tokio::select! {
+                    biased;
+                    () = stop.cancelled() => return Some(self),
+                    tick = ticks.next() => match tick {
+                        Some(()) => {
+                            replay_primary(&queue);
+                            false
+                        }
+                        None => true,
+                    },
+                },
+            };
+            if ended {
+                tracing::debug!(%controller, trigger = ?self, "trigger stream ended");
+                return None;
+            }
+        }
+    }
+}
