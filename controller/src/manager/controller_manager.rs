@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use crate::controller::Controller;
 use crate::error::Error;
 use crate::manager::builder::ManagerBuilder;
+use crate::manager::elected::Elected;
 use crate::manager::election::{Election, RunningElection};
 use crate::manager::group::{Event, RunnableGroup};
 use crate::manager::healthz::{Checker, ProbeHandler, ProbeResponse};
@@ -56,6 +57,7 @@ pub struct Manager {
     runnables: Vec<Runnable>,
     events_tx: UnboundedSender<Event>,
     events: UnboundedReceiver<Event>,
+    elected: Elected,
 }
 
 impl fmt::Debug for Manager {
@@ -110,6 +112,7 @@ impl Manager {
             runnables: Vec::new(),
             events_tx,
             events,
+            elected: Elected::default(),
         }
     }
 
@@ -118,6 +121,24 @@ impl Manager {
     /// starts it, waits for its caches and shuts it down.
     pub fn factory(&self) -> &Arc<SharedInformerFactory> {
         &self.factory
+    }
+
+    /// Resolves once the manager leads and has started its leader election runnables, or at
+    /// once after the caches synced without an election (controller-runtime's `Elected()`);
+    /// take it before [`run`](Self::run), for work that should begin only on the leader.
+    ///
+    /// ```no_run
+    /// # async fn demo(manager: kclient_controller::manager::Manager) {
+    /// let elected = manager.elected();
+    /// tokio::spawn(async move {
+    ///     if elected.wait().await {
+    ///         println!("leading");
+    ///     }
+    /// });
+    /// # }
+    /// ```
+    pub fn elected(&self) -> Elected {
+        self.elected.clone()
     }
 
     /// The address the health probes are served on, with the port picked for port 0.
@@ -203,7 +224,10 @@ impl Manager {
             runnables,
             events_tx,
             mut events,
+            elected,
         } = self;
+        // However `run` ends (returning, or its future dropped), waiters learn it stopped.
+        let _stopped = elected.stopped_on_drop();
         let synced = Arc::new(AtomicBool::new(false));
         readyz.insert(INFORMER_SYNC_CHECK.to_owned(), {
             let synced = Arc::clone(&synced);
@@ -240,8 +264,8 @@ impl Manager {
                 &mut running_election,
             ),
             &shutdown,
-            &events_tx,
-            &mut events,
+            (&events_tx, &mut events),
+            &elected,
         )
         .await;
 
@@ -330,8 +354,8 @@ async fn start(
         &mut Option<RunningElection>,
     ),
     shutdown: &CancellationToken,
-    events_tx: &UnboundedSender<Event>,
-    events: &mut UnboundedReceiver<Event>,
+    (events_tx, events): (&UnboundedSender<Event>, &mut UnboundedReceiver<Event>),
+    elected: &Elected,
 ) -> Cause {
     // 1. The HTTP servers, first: probes answer (readyz failing) while the caches fill.
     if let Some(server) = listeners.health_probe {
@@ -391,6 +415,7 @@ async fn start(
             for runnable in leader_runnables.take().into_iter().flatten() {
                 leaders.start(runnable, events_tx);
             }
+            elected.set_elected();
         }
     }
 
@@ -409,6 +434,7 @@ async fn start(
                 for runnable in leader_runnables.take().into_iter().flatten() {
                     leaders.start(runnable, events_tx);
                 }
+                elected.set_elected();
             }
             // The manager holds a sender: never.
             None => return Cause::Shutdown,

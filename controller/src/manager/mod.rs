@@ -37,7 +37,8 @@
 //!    [`INFORMER_SYNC_CHECK`] readiness check passes);
 //! 3. the runnables that need no leader election;
 //! 4. the leader election;
-//! 5. once elected (at once without an election), the runnables that need it.
+//! 5. once elected (at once without an election), the runnables that need it; then
+//!    [`Manager::elected`]'s [`Elected`] resolves.
 //!
 //! # Stop
 //!
@@ -170,6 +171,7 @@
 
 mod builder;
 mod controller_manager;
+mod elected;
 mod election;
 mod group;
 mod healthz;
@@ -179,6 +181,7 @@ mod server;
 
 pub use builder::{DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT, ManagerBuilder};
 pub use controller_manager::{INFORMER_SYNC_CHECK, Manager};
+pub use elected::Elected;
 pub use election::DEFAULT_LEADER_HEALTHZ_TIMEOUT;
 pub use healthz::Checker;
 pub use metrics::{MetricsRenderer, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE};

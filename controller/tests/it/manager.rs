@@ -3,7 +3,8 @@
 //! shuts down releases the lease and the other takes over at once), a runnable's error and a
 //! lost lease stopping the manager, the probes (readyz failing until the caches sync, per-check
 //! paths, verbose bodies, healthz with the election's check), the metrics endpoint, the order
-//! of the graceful shutdown, and its timeout.
+//! of the graceful shutdown, and its timeout; `elected()` without an election, while another
+//! candidate holds the lease, and once it is freed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -723,4 +724,129 @@ async fn an_invalid_election_is_refused_by_build() {
         "manager: invalid leader election configuration: lease_duration must be greater than \
          renew_deadline"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elected_resolves_without_an_election_once_the_caches_synced() {
+    let s = Setup::new().await;
+    s.create_config_map("before", &[]).await;
+    let factory = Arc::new(s.factory);
+    // An informer the caches' sync waits for.
+    let config_maps = factory.informer::<ConfigMap>();
+    let manager = Manager::builder(Arc::clone(&factory)).build().unwrap();
+    let elected = manager.elected();
+    assert!(!elected.is_elected(), "elected before run");
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    let led = tokio::time::timeout(Duration::from_secs(30), elected.wait())
+        .await
+        .expect("not elected 30s after the start without an election");
+    assert!(led);
+    assert!(elected.is_elected());
+    // Elected comes after the caches' sync.
+    assert!(config_maps.has_synced());
+    assert!(
+        config_maps
+            .get_store()
+            .get_by_key(&format!("{}/before", s.ns.name()))
+            .is_some()
+    );
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    // It stays elected after the stop, as controller-runtime's closed channel does.
+    assert!(elected.wait().await);
+}
+
+/// Makes "thief" the holder of the test's Lease for an hour, before any manager runs.
+async fn lease_held_by_thief(s: &Setup) -> Api<Lease> {
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    let now = kclient_apimachinery::meta::MicroTime::now();
+    let mut lease = Lease::default();
+    lease.metadata.name = Some(LEASE.into());
+    let spec = lease.spec.get_or_insert_with(Default::default);
+    spec.holder_identity = Some("thief".into());
+    spec.lease_duration_seconds = Some(3600);
+    spec.acquire_time = Some(now);
+    spec.renew_time = Some(now);
+    leases
+        .create(&lease, &kclient_apimachinery::CreateOptions::default())
+        .await
+        .expect("creating the thief's Lease");
+    leases
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elected_waits_for_the_lease_and_says_so_when_the_manager_stops_first() {
+    let s = Setup::new().await;
+    let leases = lease_held_by_thief(&s).await;
+
+    // A manager that never wins: wait() returns false once it stops.
+    let manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .leader_election(election(
+        &s.client,
+        s.ns.name(),
+        "alpha",
+        Duration::from_secs(2),
+    ))
+    .build()
+    .unwrap();
+    let elected = manager.elected();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    assert!(
+        tokio::time::timeout(Duration::from_secs(2), elected.wait())
+            .await
+            .is_err(),
+        "elected while another candidate holds the lease"
+    );
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    assert!(
+        !elected.wait().await,
+        "a manager that never led said it had"
+    );
+    assert!(!elected.is_elected());
+
+    // Another manager, then the thief goes: it wins, and wait() returns true.
+    let manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .leader_election(election(
+        &s.client,
+        s.ns.name(),
+        "beta",
+        Duration::from_secs(2),
+    ))
+    .build()
+    .unwrap();
+    let elected = manager.elected();
+    let started = Arc::new(AtomicBool::new(false));
+    let st = Arc::clone(&started);
+    let mut manager = manager;
+    manager
+        .add(Runnable::new("leader-work", move |stop| async move {
+            st.store(true, Ordering::SeqCst);
+            stop.cancelled().await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    leases
+        .delete(LEASE, &kclient_apimachinery::DeleteOptions::default())
+        .await
+        .unwrap();
+    let led = tokio::time::timeout(Duration::from_secs(30), elected.wait())
+        .await
+        .expect("not elected 30s after the lease was freed");
+    assert!(led);
+    assert_eq!(holder(&s).await, "beta");
+    eventually("the leader runnable started", || {
+        started.load(Ordering::SeqCst)
+    })
+    .await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
 }
