@@ -1,5 +1,8 @@
-//! Finalizers: run cleanup before an object goes (controller-runtime's
-//! `controllerutil.AddFinalizer`/`RemoveFinalizer` and kube-runtime's `finalizer` helper).
+//! Finalizers: run cleanup before an object goes (kube-runtime's `finalizer` helper), and
+//! controller-runtime's `controllerutil.AddFinalizer`, `RemoveFinalizer` and
+//! `ContainsFinalizer`, which edit an object's finalizer list in memory
+//! ([`add_finalizer`], [`remove_finalizer`], [`contains_finalizer`]) for a program that writes
+//! the object itself.
 //!
 //! [`finalizer`] wraps a reconcile:
 //!
@@ -26,7 +29,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use kclient_apimachinery::{Object, Resource};
+use kclient_apimachinery::{Object, ObjectMetaAccessor, Resource};
 use kclient_rest::{Client, Verb};
 use kclient_tools::{DEFAULT_RETRY, retry_on_conflict};
 use serde_json::json;
@@ -93,6 +96,58 @@ impl<E: std::error::Error + 'static> std::error::Error for FinalizerError<E> {
             FinalizerError::Patch { source, .. } => Some(source),
         }
     }
+}
+
+/// Whether `obj`'s metadata lists `finalizer` (controller-runtime's `ContainsFinalizer`).
+pub fn contains_finalizer<K: ObjectMetaAccessor + ?Sized>(obj: &K, finalizer: &str) -> bool {
+    obj.object_meta()
+        .finalizers
+        .as_ref()
+        .is_some_and(|list| list.iter().any(|f| f == finalizer))
+}
+
+/// Appends `finalizer` to `obj`'s finalizer list unless it is there already, in memory
+/// (controller-runtime's `AddFinalizer`); returns whether the list changed. Update or patch
+/// the object afterwards to store it.
+///
+/// ```
+/// use kclient_api::core::v1::ConfigMap;
+/// use kclient_controller::{add_finalizer, contains_finalizer, remove_finalizer};
+///
+/// let mut cm = ConfigMap::default();
+/// assert!(add_finalizer(&mut cm, "example.com/cleanup"));
+/// assert!(!add_finalizer(&mut cm, "example.com/cleanup"), "listed once");
+/// assert!(contains_finalizer(&cm, "example.com/cleanup"));
+/// assert!(remove_finalizer(&mut cm, "example.com/cleanup"));
+/// assert!(!contains_finalizer(&cm, "example.com/cleanup"));
+/// assert!(cm.metadata.finalizers.is_none(), "an emptied list is left out");
+/// ```
+pub fn add_finalizer<K: ObjectMetaAccessor + ?Sized>(obj: &mut K, finalizer: &str) -> bool {
+    if contains_finalizer(obj, finalizer) {
+        return false;
+    }
+    obj.object_meta_mut()
+        .finalizers
+        .get_or_insert_with(Default::default)
+        .push(finalizer.into());
+    true
+}
+
+/// Removes every occurrence of `finalizer` from `obj`'s finalizer list, in memory
+/// (controller-runtime's `RemoveFinalizer`); returns whether the list changed. A list left
+/// empty is removed, so that the object encodes without it, as Go's `omitempty` leaves it out.
+pub fn remove_finalizer<K: ObjectMetaAccessor + ?Sized>(obj: &mut K, finalizer: &str) -> bool {
+    let meta = obj.object_meta_mut();
+    let Some(list) = meta.finalizers.as_mut() else {
+        return false;
+    };
+    let before = list.len();
+    list.retain(|f| f != finalizer);
+    let changed = list.len() != before;
+    if list.is_empty() {
+        meta.finalizers = None;
+    }
+    changed
 }
 
 /// Runs `reconcile` under the finalizer `name` (a qualified name such as
@@ -250,4 +305,37 @@ fn request<K: Resource>(client: &Client, verb: Verb, obj: &K) -> kclient_rest::R
         .namespace(obj.namespace())
         .resource(K::PLURAL)
         .name(obj.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use kclient_apimachinery::meta::v1::ObjectMeta;
+
+    use super::*;
+
+    fn meta(finalizers: &[&str]) -> ObjectMeta {
+        serde_json::from_value(json!({"name": "x", "finalizers": finalizers})).unwrap()
+    }
+
+    #[test]
+    fn remove_finalizer_removes_every_occurrence_and_keeps_the_others_in_order() {
+        let mut m = meta(&["a", "b", "a", "c"]);
+        assert!(remove_finalizer(&mut m, "a"));
+        assert_eq!(m.finalizers(), ["b", "c"]);
+        assert!(!remove_finalizer(&mut m, "missing"));
+        assert_eq!(m.finalizers(), ["b", "c"]);
+        let mut none = ObjectMeta::default();
+        assert!(!remove_finalizer(&mut none, "a"));
+        assert!(none.finalizers.is_none());
+    }
+
+    #[test]
+    fn add_finalizer_appends_once() {
+        let mut m = meta(&["b"]);
+        assert!(add_finalizer(&mut m, "a"));
+        assert!(!add_finalizer(&mut m, "b"));
+        assert_eq!(m.finalizers(), ["b", "a"]);
+        assert!(contains_finalizer(&m, "a"));
+        assert!(!contains_finalizer(&m, "c"));
+    }
 }

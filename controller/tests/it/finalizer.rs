@@ -1,17 +1,21 @@
 //! The finalizer helper through a real deletion: added on the first reconcile, cleanup once
 //! the deletionTimestamp is set, removed with a patch that survives a conflict and keeps
 //! another controller's finalizer; and neither cleanup nor a finalizer removal for a new
-//! object that took the name of the one being deleted.
+//! object that took the name of the one being deleted. controllerutil's in-memory helpers
+//! (`add_finalizer`, `remove_finalizer`) through updates.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kclient_api::core::v1::ConfigMap;
-use kclient_apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient_apimachinery::{
+    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, UpdateOptions,
+};
 use kclient_cache::CancellationToken;
 use kclient_clientset::{Api, Patch};
 use kclient_controller::{
-    Action, ControllerBuilder, FinalizerError, FinalizerEvent, ObjectRef, finalizer,
+    Action, ControllerBuilder, FinalizerError, FinalizerEvent, ObjectRef, add_finalizer,
+    contains_finalizer, finalizer, remove_finalizer,
 };
 use kclient_rest::Client;
 use parking_lot::Mutex;
@@ -306,4 +310,54 @@ async fn the_removal_after_cleanup_leaves_a_new_object_of_the_same_name_alone() 
 
     // Let the namespace go at the end of the test.
     clear_finalizers(&config_maps, "replaced").await;
+}
+
+/// controllerutil's helpers edit the list in memory; an update stores it, and the server
+/// holds a deleted object until the list is empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_and_remove_finalizer_edit_the_list_an_update_stores() {
+    let s = Setup::new().await;
+    let config_maps = s.config_maps();
+    let mut cm = s.create_config_map("held", &[]).await;
+    assert!(add_finalizer(&mut cm, "example.com/other"));
+    assert!(add_finalizer(&mut cm, FINALIZER));
+    assert!(!add_finalizer(&mut cm, FINALIZER));
+    let mut cm = config_maps
+        .update(&cm, &UpdateOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(cm.finalizers(), ["example.com/other", FINALIZER]);
+
+    config_maps
+        .delete("held", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let held = config_maps
+        .get("held", &GetOptions::default())
+        .await
+        .unwrap();
+    assert!(held.is_being_deleted());
+    assert!(contains_finalizer(&held, FINALIZER));
+
+    // One removed: still held by the other.
+    cm = held;
+    assert!(remove_finalizer(&mut cm, FINALIZER));
+    assert!(!remove_finalizer(&mut cm, FINALIZER));
+    let mut cm = config_maps
+        .update(&cm, &UpdateOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(cm.finalizers(), ["example.com/other"]);
+    // The last removed: the list is left out of the update, and the server deletes the object.
+    assert!(remove_finalizer(&mut cm, "example.com/other"));
+    assert!(cm.metadata.finalizers.is_none());
+    config_maps
+        .update(&cm, &UpdateOptions::default())
+        .await
+        .unwrap();
+    let err = config_maps
+        .get("held", &GetOptions::default())
+        .await
+        .expect_err("deleted once its finalizers were gone");
+    assert!(err.is_not_found(), "{err}");
 }
