@@ -283,6 +283,37 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         )
     }
 
+    /// [`watches`](Self::watches) through the factory's *metadata* informer of `W`
+    /// ([`SharedInformerFactory::metadata_informer`]): the server sends only the objects'
+    /// metadata, the cache keeps only that, and `mapper` maps it to primary keys
+    /// (controller-runtime's `WatchesMetadata`). For a mapping that needs no more than names,
+    /// labels, annotations or owners: it holds much less memory than a cache of whole objects.
+    /// As with [`owns_metadata`](Self::owns_metadata), a program that also reads whole `W`s
+    /// from `informer::<W>()` should use [`watches`](Self::watches), sharing that one cache.
+    pub fn watches_metadata<W: Resource>(
+        self,
+        mapper: impl Fn(&PartialObjectMetadata) -> Vec<ObjectRef> + Send + Sync + 'static,
+    ) -> Self {
+        self.watches_metadata_with::<W>(mapper, Vec::new())
+    }
+
+    /// [`watches_metadata`](Self::watches_metadata) with predicates on the metadata's events.
+    pub fn watches_metadata_with<W: Resource>(
+        self,
+        mapper: impl Fn(&PartialObjectMetadata) -> Vec<ObjectRef> + Send + Sync + 'static,
+        predicates: Vec<Predicate<PartialObjectMetadata>>,
+    ) -> Self {
+        let informer = self.factory.metadata_informer(&ApiResource::of::<W>());
+        self.add_source(
+            format!("watches {} (metadata)", W::KIND),
+            W::PLURAL,
+            informer,
+            Arc::new(mapper),
+            predicates,
+            false,
+        )
+    }
+
     /// Reconciles the key of each item `trigger` yields: wakes the controller for changes its
     /// informers cannot see, such as those of an external system (kube-runtime's
     /// `reconcile_on`; controller-runtime's `WatchesRawSource` with a `source.Channel`). The

@@ -8,7 +8,8 @@
 //! whose events wake their controller owner ([`owns`](ControllerBuilder::owns), or
 //! [`owns_metadata`](ControllerBuilder::owns_metadata) to cache only their metadata, or
 //! [`owns_uncached`](ControllerBuilder::owns_uncached) to keep only each child's owner), any other
-//! resource mapped to primary keys ([`watches`](ControllerBuilder::watches)), streams of keys
+//! resource mapped to primary keys ([`watches`](ControllerBuilder::watches), or
+//! [`watches_metadata`](ControllerBuilder::watches_metadata) from its metadata), streams of keys
 //! or ticks from outside the cluster ([`reconcile_on`](ControllerBuilder::reconcile_on),
 //! [`reconcile_all_on`](ControllerBuilder::reconcile_all_on)), and [`Predicate`]s on each. [`reconcile`](ControllerBuilder::reconcile) gives it the reconcile
 //! function, an `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>`, and
@@ -165,7 +166,8 @@
 //! | Owned children | `owns::<C>()`: the controller owner of kind K | `Owns(&C{})` | `owns(Api<C>, cfg)` |
 //! | Children cached as metadata only | `owns_metadata::<C>()` (the factory's metadata informer) | `Owns(&C{}, builder.OnlyMetadata)` | `owns` keeps no cache of children; `metadata_watcher` streams |
 //! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only, started once the other caches have synced; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
-//! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)` | `Watches(src, EnqueueRequestsFromMapFunc)` | `watches(Api<W>, cfg, mapper)` |
+//! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)`; `watches_metadata::<W>(fn(&PartialObjectMetadata) -> Vec<ObjectRef>)` from a metadata-only cache | `Watches(src, EnqueueRequestsFromMapFunc)`; `WatchesMetadata` | `watches(Api<W>, cfg, mapper)` |
+//! | Keys from outside the cluster | `reconcile_on(Stream<ObjectRef>)`, `reconcile_all_on(Stream<()>)`; polled only while reconciling (leading), kept unread between terms | `WatchesRawSource(source.Channel(ch, handler))`, started with the controller | `reconcile_on` (unstable feature), `reconcile_all_on` |
 //! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program | the manager's shared cache | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
 //! | Predicates | generation, labels, annotations, resourceVersion changed; label selector; custom; `and`, `or`, `!` (`Not`), event kind by event kind | the same set (`LabelSelectorPredicate` for the selector), `And`/`Or`/`Not` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
 //! | Reconcile signature | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` | `Reconcile(ctx, Request) (Result, error)`: a key, the object read again by the user | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` |

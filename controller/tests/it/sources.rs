@@ -1,14 +1,17 @@
-//! `for_`, `owns` and `watches`: which events reach which key, and `on_deleted` for keys
+//! `for_`, `owns`, `watches` and `watches_metadata`: which events reach which key, and `on_deleted` for keys
 //! whose object is gone.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use kclient_api::core::v1::{ConfigMap, Secret};
+use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::{CreateOptions, DeleteOptions, Object, PatchOptions};
 use kclient_cache::CancellationToken;
 use kclient_clientset::Patch;
-use kclient_controller::{Action, ControllerBuilder, ObjectRef, apply_owned, owner_reference};
+use kclient_controller::{
+    Action, ControllerBuilder, ObjectRef, Predicate, apply_owned, owner_reference,
+};
 use parking_lot::Mutex;
 
 use crate::{Setup, eventually};
@@ -316,6 +319,84 @@ async fn watches_maps_objects_to_keys_and_missing_ones_go_to_on_deleted() {
         .await
         .unwrap();
     eventually("the deleted call of a", || calls.deleted("a") == 1).await;
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_metadata_maps_objects_to_keys_from_a_metadata_only_cache() {
+    let s = Setup::new().await;
+    s.create_config_map("a", &[]).await;
+    s.create_config_map("b", &[]).await;
+    let calls = Arc::new(Calls::default());
+    // A Secret labelled `target=<name>` concerns the ConfigMap of that name; a predicate
+    // leaves out those labelled `skip`.
+    let controller = ControllerBuilder::new("watches-metadata-test", &s.factory)
+        .for_::<ConfigMap>()
+        .watches_metadata_with::<Secret>(
+            |meta: &PartialObjectMetadata| {
+                meta.labels()
+                    .get("target")
+                    .map(|name| ObjectRef::new(meta.namespace(), name))
+                    .into_iter()
+                    .collect()
+            },
+            vec![Predicate::new(|meta: &PartialObjectMetadata| {
+                meta.labels().get("skip").is_none()
+            })],
+        )
+        .reconcile(count)
+        .on_deleted(count_deleted);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+    eventually("the first reconciles", || {
+        calls.reconciled("a") == 1 && calls.reconciled("b") == 1
+    })
+    .await;
+
+    // Filtered out, then one that passes; with one worker the second's reconcile comes after
+    // any the first caused.
+    s.secrets()
+        .create(
+            &secret("skipped", &[("target", "a"), ("skip", "yes")], None),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    s.secrets()
+        .create(
+            &secret("points-at-b", &[("target", "b")], None),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of b", || calls.reconciled("b") == 2).await;
+    assert_eq!(
+        calls.reconciled("a"),
+        1,
+        "the predicate let the skipped Secret through"
+    );
+
+    // The Secrets are cached as metadata only (no data), and the typed Secret informer was
+    // never made.
+    let metadata = s
+        .factory
+        .metadata_informer(&kclient_apimachinery::ApiResource::of::<Secret>());
+    let mut cached: Vec<String> = metadata
+        .get_store()
+        .list()
+        .iter()
+        .map(|m| m.name().to_owned())
+        .collect();
+    cached.sort();
+    assert_eq!(cached, ["points-at-b", "skipped"]);
+    let factory = format!("{:?}", s.factory);
+    assert!(
+        factory.contains(r#"informers: ["v1/configmaps", "v1/secrets (metadata)"]"#),
+        "{factory}"
+    );
 
     shutdown.cancel();
     run.await.unwrap().unwrap();
