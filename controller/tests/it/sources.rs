@@ -1,5 +1,5 @@
-//! `for_`, `owns`, `watches` and `watches_metadata`: which events reach which key, and `on_deleted` for keys
-//! whose object is gone.
+//! `for_`, `owns`, `watches` and `watches_metadata`: which events reach which key, and
+//! `on_deleted` for keys whose object is gone.
 
 use std::collections::HashMap;
 use std::sync::Arc;
