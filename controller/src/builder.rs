@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt as _};
 use kclient_apimachinery::meta::PartialObjectMetadata;
-use kclient_apimachinery::{ApiResource, Object, Resource, ResourceScope, get_controller_of};
+use kclient_apimachinery::{ApiResource, Object, Resource, Unstructured, get_controller_of};
 use kclient_cache::{ResourceEventHandlerRegistration, SharedIndexInformer};
 use kclient_informers::SharedInformerFactory;
 use kclient_tools::LeaderElectionConfig;
@@ -60,9 +60,10 @@ pub(crate) struct Registered {
 #[derive(Debug)]
 pub enum NoPrimary {}
 
-/// Builds a [`Controller`]: the primary resource ([`for_`](Self::for_)), the resources that
-/// wake it ([`owns`](Self::owns), [`watches`](Self::watches)), predicates and run options,
-/// then the reconcile function ([`reconcile`](Self::reconcile)).
+/// Builds a [`Controller`]: the primary resource ([`for_`](Self::for_),
+/// [`for_dynamic`](Self::for_dynamic) or [`for_metadata`](Self::for_metadata)), the resources
+/// that wake it ([`owns`](Self::owns), [`watches`](Self::watches)), predicates and run
+/// options, then the reconcile function ([`reconcile`](Self::reconcile)).
 ///
 /// Informers come from the factory given to [`new`](Self::new), so a controller shares them
 /// with everything else made from that factory. Start the factory (`factory.start()`) after
@@ -77,7 +78,9 @@ pub struct ControllerBuilder<'f, K = NoPrimary> {
 
 /// Everything a builder collects besides the reconcile function.
 pub(crate) struct Options<K> {
-    pub(crate) informer: Option<SharedIndexInformer<K>>,
+    /// The primary resource's informer and descriptor: set by `for_` (or `for_dynamic`,
+    /// `for_metadata`), so present in every builder with a primary type.
+    pub(crate) primary: Option<(SharedIndexInformer<K>, Arc<ApiResource>)>,
     pub(crate) predicates: Vec<Predicate<K>>,
     pub(crate) sources: Vec<Register>,
     pub(crate) triggers: Vec<Trigger>,
@@ -115,7 +118,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             name: name.into(),
             factory,
             options: Options {
-                informer: None,
+                primary: None,
                 predicates: Vec::new(),
                 sources: Vec::new(),
                 triggers: Vec::new(),
@@ -139,12 +142,42 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// own key (controller-runtime's `For`).
     pub fn for_<K: Resource>(self) -> ControllerBuilder<'f, K> {
         let informer = self.factory.informer::<K>();
+        self.with_primary(informer, ApiResource::of::<K>())
+    }
+
+    /// Names a primary resource known only at run time, such as a custom resource found
+    /// through discovery, whose objects the reconcile gets as [`Unstructured`] from the
+    /// factory's dynamic informer ([`SharedInformerFactory::dynamic_informer`];
+    /// controller-runtime's `For` with an `unstructured.Unstructured`, kube-runtime's
+    /// `Controller::new_with` over `DynamicObject`). [`owns`](ControllerBuilder::owns) then
+    /// follows controller references to `resource`'s kind and group.
+    pub fn for_dynamic(self, resource: &ApiResource) -> ControllerBuilder<'f, Unstructured> {
+        let informer = self.factory.dynamic_informer(resource);
+        self.with_primary(informer, resource.clone())
+    }
+
+    /// Names the primary resource `K`, cached and reconciled as its metadata only
+    /// ([`PartialObjectMetadata`], from the factory's
+    /// [`metadata_informer`](SharedInformerFactory::metadata_informer); controller-runtime's
+    /// `For(&K{}, builder.OnlyMetadata)`): for a controller that acts on names, labels,
+    /// annotations, owners or finalizers and never reads the spec, at a fraction of the memory.
+    pub fn for_metadata<K: Resource>(self) -> ControllerBuilder<'f, PartialObjectMetadata> {
+        let resource = ApiResource::of::<K>();
+        let informer = self.factory.metadata_informer(&resource);
+        self.with_primary(informer, resource)
+    }
+
+    fn with_primary<K: Object>(
+        self,
+        informer: SharedIndexInformer<K>,
+        resource: ApiResource,
+    ) -> ControllerBuilder<'f, K> {
         let options = Options {
-            informer: Some(informer),
+            described: vec![format!("for {}", resource.kind)],
+            primary: Some((informer, Arc::new(resource))),
             predicates: Vec::new(),
             sources: Vec::new(),
             triggers: Vec::new(),
-            described: vec![format!("for {}", K::KIND)],
             workers: self.options.workers,
             rate_limiter: self.options.rate_limiter,
             shutdown_timeout: self.options.shutdown_timeout,
@@ -165,7 +198,15 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     }
 }
 
-impl<'f, K: Resource> ControllerBuilder<'f, K> {
+impl<'f, K: Object> ControllerBuilder<'f, K> {
+    /// The primary resource's descriptor (`for_` set it).
+    fn primary(&self) -> Option<Arc<ApiResource>> {
+        self.options
+            .primary
+            .as_ref()
+            .map(|(_, resource)| Arc::clone(resource))
+    }
+
     /// Filters the primary resource's events: an event enqueues its key only when every
     /// predicate passes it. The objects already cached when reconciling starts (or a
     /// leadership term begins) are enqueued only if they pass every predicate's add test, as
@@ -186,11 +227,12 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// [`owns`](Self::owns) with predicates on `C`'s events.
     pub fn owns_with<C: Resource>(self, predicates: Vec<Predicate<C>>) -> Self {
         let informer = self.factory.informer::<C>();
+        let owners = owner_mapper::<C>(self.primary());
         self.add_source(
             format!("owns {}", C::KIND),
             C::PLURAL,
             informer,
-            owner_mapper::<K, C>(),
+            owners,
             predicates,
             false,
         )
@@ -214,12 +256,30 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         predicates: Vec<Predicate<PartialObjectMetadata>>,
     ) -> Self {
         let informer = self.factory.metadata_informer(&ApiResource::of::<C>());
+        let owners = owner_mapper::<PartialObjectMetadata>(self.primary());
         self.add_source(
             format!("owns {} (metadata)", C::KIND),
             C::PLURAL,
             informer,
-            owner_mapper::<K, PartialObjectMetadata>(),
+            owners,
             predicates,
+            false,
+        )
+    }
+
+    /// [`owns`](Self::owns) for children of a resource known only at run time, cached as
+    /// [`Unstructured`] in the factory's dynamic informer of `resource`
+    /// ([`SharedInformerFactory::dynamic_informer`]; controller-runtime's `Owns` with an
+    /// `unstructured.Unstructured`).
+    pub fn owns_dynamic(self, resource: &ApiResource) -> Self {
+        let informer = self.factory.dynamic_informer(resource);
+        let owners = owner_mapper::<Unstructured>(self.primary());
+        self.add_source(
+            format!("owns {} (dynamic)", resource.kind),
+            resource.plural.clone(),
+            informer,
+            owners,
+            Vec::new(),
             false,
         )
     }
@@ -245,11 +305,10 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
             resource.gvr().group_resource(),
             self.name
         );
-        self.options.sources.push(register_uncached(
-            name,
-            lister_watcher,
-            owner_mapper::<K, PartialObjectMetadata>(),
-        ));
+        let owners = owner_mapper::<PartialObjectMetadata>(self.primary());
+        self.options
+            .sources
+            .push(register_uncached(name, lister_watcher, owners));
         self.options
             .described
             .push(format!("owns {} (uncached)", C::KIND));
@@ -279,6 +338,25 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
             informer,
             Arc::new(mapper),
             predicates,
+            false,
+        )
+    }
+
+    /// [`watches`](Self::watches) for a resource known only at run time, its objects cached
+    /// as [`Unstructured`] in the factory's dynamic informer of `resource` and mapped to
+    /// primary keys by `mapper`.
+    pub fn watches_dynamic(
+        self,
+        resource: &ApiResource,
+        mapper: impl Fn(&Unstructured) -> Vec<ObjectRef> + Send + Sync + 'static,
+    ) -> Self {
+        let informer = self.factory.dynamic_informer(resource);
+        self.add_source(
+            format!("watches {} (dynamic)", resource.kind),
+            resource.plural.clone(),
+            informer,
+            Arc::new(mapper),
+            Vec::new(),
             false,
         )
     }
@@ -404,16 +482,21 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     fn add_source<T: Object>(
         mut self,
         description: String,
-        plural: &'static str,
+        plural: impl Into<String>,
         informer: SharedIndexInformer<T>,
         map: Mapper<T>,
         predicates: Vec<Predicate<T>>,
         primary: bool,
     ) -> Self {
         let name = self.name.clone();
-        self.options
-            .sources
-            .push(register(name, plural, informer, map, predicates, primary));
+        self.options.sources.push(register(
+            name,
+            plural.into(),
+            informer,
+            map,
+            predicates,
+            primary,
+        ));
         self.options.described.push(description);
         self
     }
@@ -588,15 +671,14 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         let reconcile: ReconcileFn<K, Ctx, E> =
             Arc::new(move |obj, ctx| reconcile(obj, ctx).boxed());
         let mut options = self.options;
-        // `for_` put the informer here; asking the factory again returns the same one.
-        let informer = options
-            .informer
-            .take()
-            .unwrap_or_else(|| self.factory.informer::<K>());
+        let Some((informer, resource)) = options.primary.take() else {
+            // A builder with a primary type is made only by `with_primary`, which sets it.
+            unreachable!("ControllerBuilder::for_ sets the primary informer")
+        };
         let predicates = std::mem::take(&mut options.predicates);
         let primary = register(
             self.name.clone(),
-            K::PLURAL,
+            resource.plural.clone(),
             informer.clone(),
             Arc::new(|obj: &K| vec![ObjectRef::from_obj(obj)]),
             predicates,
@@ -610,7 +692,7 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
 /// The registration of one source, run when the controller starts.
 fn register<T: Object>(
     controller: String,
-    plural: &'static str,
+    plural: String,
     informer: SharedIndexInformer<T>,
     map: Mapper<T>,
     predicates: Vec<Predicate<T>>,
@@ -638,7 +720,7 @@ fn register<T: Object>(
         };
         let registration = informer
             .add_event_handler(handler)
-            .map_err(|e| Error::informer(&controller, plural, e))?;
+            .map_err(|e| Error::informer(&controller, &plural, e))?;
         let removed = registration.clone();
         let remover: Remover = Box::new(move || informer.remove_event_handler(&removed));
         Ok(Registered {
@@ -649,14 +731,20 @@ fn register<T: Object>(
     })
 }
 
-/// Maps a child `C` to its controller owner if that owner is a `K` (in the child's namespace
-/// when `K` is namespaced).
-fn owner_mapper<K: Resource, C: Object>() -> Mapper<C> {
-    Arc::new(|child: &C| {
+/// Maps a child `C` to its controller owner if that owner is of the `primary` kind and group
+/// (in the child's namespace when the primary resource is namespaced). Without a primary
+/// (never: `for_` sets it) it maps nothing.
+fn owner_mapper<C: Object>(primary: Option<Arc<ApiResource>>) -> Mapper<C> {
+    Arc::new(move |child: &C| {
+        let Some(primary) = &primary else {
+            return Vec::new();
+        };
         get_controller_of(child)
-            .filter(|owner| owner.kind == K::KIND && group_of(owner.api_version) == K::GROUP)
+            .filter(|owner| {
+                owner.kind == primary.kind && group_of(owner.api_version) == primary.group
+            })
             .map(|owner| {
-                let namespace = if <K::Scope as ResourceScope>::NAMESPACED {
+                let namespace = if primary.namespaced {
                     child.namespace()
                 } else {
                     ""

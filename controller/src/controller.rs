@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use kclient_apimachinery::Resource;
+use kclient_apimachinery::Object;
 use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration, SharedIndexInformer};
 use kclient_workqueue::{QueueConfig, default_controller_rate_limiter, global_metrics_provider};
 
@@ -60,7 +60,7 @@ impl<K, Ctx, E> fmt::Debug for Controller<K, Ctx, E> {
 
 impl<K, Ctx, E> Controller<K, Ctx, E>
 where
-    K: Resource,
+    K: Object,
     Ctx: Send + Sync + 'static,
     E: fmt::Display + Send + 'static,
 {

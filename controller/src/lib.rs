@@ -4,7 +4,10 @@
 //!
 //! [`ControllerBuilder`] takes a [`SharedInformerFactory`](kclient_informers::SharedInformerFactory),
 //! so a controller's informers are the factory's, shared with anything else the program
-//! watches. It names the primary resource ([`for_`](ControllerBuilder::for_)), the children
+//! watches. It names the primary resource ([`for_`](ControllerBuilder::for_); or, for a kind
+//! known only at run time, [`for_dynamic`](ControllerBuilder::for_dynamic), whose objects
+//! arrive as `Unstructured`; or [`for_metadata`](ControllerBuilder::for_metadata) to cache
+//! and reconcile only their metadata), the children
 //! whose events wake their controller owner ([`owns`](ControllerBuilder::owns), or
 //! [`owns_metadata`](ControllerBuilder::owns_metadata) to cache only their metadata, or
 //! [`owns_uncached`](ControllerBuilder::owns_uncached) to keep only each child's owner), any other
@@ -162,8 +165,8 @@
 //!
 //! | Feature | kclient-controller | controller-runtime (Go) | kube-runtime (Rust) |
 //! |---|---|---|---|
-//! | Primary resource | `for_::<K>()` | `For(&K{})` | `Controller::new(Api<K>, watcher::Config)` |
-//! | Owned children | `owns::<C>()`: the controller owner of kind K | `Owns(&C{})` | `owns(Api<C>, cfg)` |
+//! | Primary resource | `for_::<K>()`; `for_dynamic(&ApiResource)` (reconciled as `Unstructured`); `for_metadata::<K>()` (as `PartialObjectMetadata`) | `For(&K{})`; `For(&unstructured.Unstructured{})`; `For(&K{}, builder.OnlyMetadata)` | `Controller::new(Api<K>, watcher::Config)`; `Controller::new_with(Api<DynamicObject>, cfg, ApiResource)`; `Controller::for_stream` over a metadata watcher |
+//! | Owned children | `owns::<C>()`: the controller owner of the primary's kind and group; `owns_dynamic(&ApiResource)` for a kind known at run time | `Owns(&C{})`, `Owns(&unstructured.Unstructured{})` | `owns(Api<C>, cfg)`, `owns_with` |
 //! | Children cached as metadata only | `owns_metadata::<C>()` (the factory's metadata informer) | `Owns(&C{}, builder.OnlyMetadata)` | `owns` keeps no cache of children; `metadata_watcher` streams |
 //! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only, started once the other caches have synced; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
 //! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)`; `watches_metadata::<W>(fn(&PartialObjectMetadata) -> Vec<ObjectRef>)` from a metadata-only cache | `Watches(src, EnqueueRequestsFromMapFunc)`; `WatchesMetadata` | `watches(Api<W>, cfg, mapper)` |

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use kclient_apimachinery::Resource;
+use kclient_apimachinery::Object;
 use kclient_cache::CancellationToken;
 use kclient_informers::SharedInformerFactory;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
@@ -176,7 +176,7 @@ impl Manager {
         ctx: Arc<Ctx>,
     ) -> Result<(), Error>
     where
-        K: Resource,
+        K: Object,
         Ctx: Send + Sync + 'static,
         E: fmt::Display + Send + 'static,
     {

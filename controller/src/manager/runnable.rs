@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
-use kclient_apimachinery::Resource;
+use kclient_apimachinery::Object;
 use kclient_cache::CancellationToken;
 
 use crate::controller::Controller;
@@ -100,7 +100,7 @@ impl Runnable {
     /// ([`Error::is_leader_election`](crate::Error::is_leader_election)).
     pub fn controller<K, Ctx, E>(controller: Controller<K, Ctx, E>, ctx: Arc<Ctx>) -> Self
     where
-        K: Resource,
+        K: Object,
         Ctx: Send + Sync + 'static,
         E: fmt::Display + Send + 'static,
     {

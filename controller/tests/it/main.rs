@@ -6,6 +6,7 @@
 //! upper bounds (30 s) for things that happen in milliseconds.
 
 mod create_or_update;
+mod dynamic;
 mod events;
 mod finalizer;
 mod leader_election;
