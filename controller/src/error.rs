@@ -24,6 +24,7 @@ enum ErrorKind {
     Runnable,
     ShutdownTimeout,
     Bind,
+    DuplicateName,
 }
 
 impl Error {
@@ -133,6 +134,17 @@ impl Error {
         )
     }
 
+    /// A second controller of the same name was added to a manager.
+    pub(crate) fn duplicate_controller(controller: &str) -> Self {
+        Error::new(
+            ErrorKind::DuplicateName,
+            format!(
+                "manager: a controller named {controller} was added already; controller names \
+                 must be unique, since they name the controllers' queues, metrics and logs"
+            ),
+        )
+    }
+
     pub(crate) fn leader_election_lost(lease: &str) -> Self {
         Error::new(
             ErrorKind::LeaderElectionLost,
@@ -227,6 +239,13 @@ impl Error {
     /// the only failure; [`still_running`](Self::still_running) names what had not stopped.
     pub fn is_shutdown_timeout(&self) -> bool {
         self.kind == ErrorKind::ShutdownTimeout
+    }
+
+    /// Whether a controller was added to a manager that has one of the same name already
+    /// (controller-runtime refuses it too: the name labels the queue's and the reconciles'
+    /// metrics, which two controllers would otherwise share).
+    pub fn is_duplicate_name(&self) -> bool {
+        self.kind == ErrorKind::DuplicateName
     }
 
     /// Whether a manager could not listen on its health probe or metrics address.

@@ -156,6 +156,8 @@ impl Manager {
     /// ([`Error::is_leader_election`]): a manager elects all its runnables with its one
     /// election ([`ManagerBuilder::leader_election`]); build the controller without
     /// [`ControllerBuilder::leader_election`](crate::ControllerBuilder::leader_election).
+    /// Refuses a controller named as one added before ([`Error::is_duplicate_name`]), as
+    /// controller-runtime does: the name labels its queue's and its reconciles' metrics.
     pub fn add(&mut self, runnable: Runnable) -> Result<(), Error> {
         if runnable.own_election {
             let name = runnable
@@ -163,6 +165,18 @@ impl Manager {
                 .strip_prefix("controller ")
                 .unwrap_or(&runnable.name);
             return Err(Error::own_leader_election(name));
+        }
+        if runnable.controller
+            && self
+                .runnables
+                .iter()
+                .any(|r| r.controller && r.name == runnable.name)
+        {
+            let name = runnable
+                .name
+                .strip_prefix("controller ")
+                .unwrap_or(&runnable.name);
+            return Err(Error::duplicate_controller(name));
         }
         self.runnables.push(runnable);
         Ok(())

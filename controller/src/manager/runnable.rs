@@ -42,6 +42,8 @@ pub struct Runnable {
     pub(crate) before_caches: bool,
     /// For a controller: whether it has an election of its own, which a manager refuses.
     pub(crate) own_election: bool,
+    /// Whether it is a controller, whose name must be unique in its manager.
+    pub(crate) controller: bool,
     pub(crate) start: StartFn,
 }
 
@@ -85,6 +87,7 @@ impl Runnable {
             needs_leader_election: true,
             before_caches: false,
             own_election: false,
+            controller: false,
             start: Box::new(move |token| run(token).map(|r| r.map_err(Into::into)).boxed()),
         }
     }
@@ -109,6 +112,7 @@ impl Runnable {
             needs_leader_election: true,
             before_caches: false,
             own_election: controller.has_leader_election(),
+            controller: true,
             start: Box::new(move |token| {
                 controller
                     .run(ctx, token)

@@ -636,7 +636,7 @@ async fn a_runnable_that_ignores_cancellation_makes_the_shutdown_time_out() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn controllers_run_under_the_manager_and_may_not_bring_their_own_election() {
+async fn controllers_run_under_the_manager_and_may_not_bring_their_own_election_or_a_taken_name() {
     let s = Setup::new().await;
     s.create_config_map("cm", &[]).await;
     let mut manager = Manager::builder(s.factory).build().unwrap();
@@ -670,6 +670,23 @@ async fn controllers_run_under_the_manager_and_may_not_bring_their_own_election(
             .starts_with("controller own-election has a leader election of its own"),
         "{err}"
     );
+    // A second controller named "first" is refused; a plain runnable of that name is not.
+    let again = ControllerBuilder::new("first", manager.factory())
+        .for_::<ConfigMap>()
+        .reconcile(|_: Arc<ConfigMap>, _: Arc<()>| async { Ok::<_, String>(Action::done()) });
+    let err = manager.add_controller(again, Arc::new(())).unwrap_err();
+    assert!(err.is_duplicate_name(), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "manager: a controller named first was added already; controller names must be \
+         unique, since they name the controllers' queues, metrics and logs"
+    );
+    manager
+        .add(Runnable::new("first", |stop| async move {
+            stop.cancelled().await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
 
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(manager.run(shutdown.clone()));
