@@ -131,7 +131,7 @@ impl TestEnv {
 }
 
 /// The non-empty YAML (or JSON) documents of `text`, from `source` (for messages).
-fn documents(text: &str, source: &str) -> Result<Vec<Value>, TestEnvError> {
+pub(crate) fn documents(text: &str, source: &str) -> Result<Vec<Value>, TestEnvError> {
     let mut values = Vec::new();
     for (i, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let value = Value::deserialize(document).map_err(|e| {

@@ -135,6 +135,11 @@ pub enum TestEnvError {
     #[error("not a CustomResourceDefinition: {0}")]
     InvalidCrd(String),
 
+    /// A webhook configuration given to install is not one, or a webhook in it has no
+    /// `clientConfig` to point at the test's server.
+    #[error("not a webhook configuration: {0}")]
+    InvalidWebhook(String),
+
     /// The apiserver refused a request of the test environment itself.
     #[error("{context}: {source}")]
     Api {

@@ -22,6 +22,8 @@
 //! server per test process, shared by all its tests (envtest's once-per-suite start); each test
 //! then takes its own [`TestEnv::namespace`]. [`TestEnv::install_crds`] installs
 //! CustomResourceDefinitions and waits until they are Established and served.
+//! [`TestEnv::webhook_serving`] and [`TestEnv::install_webhooks_yaml`] let the API server call
+//! an admission webhook the test serves (envtest's `WebhookInstallOptions`).
 //!
 //! A complete program (it runs as this crate's doc test: about 10 s with a cached binary):
 //!
@@ -106,6 +108,7 @@ mod log_capture;
 mod misbehaving_server;
 mod server_binary;
 mod server_process;
+mod webhooks;
 
 pub use builder::{START_TIMEOUT_ENV, TestEnvBuilder, USE_EXISTING_CLUSTER_ENV};
 pub use error::TestEnvError;
@@ -116,6 +119,7 @@ pub use server_binary::{
     BINARY_ENV, BinarySource, CACHE_DIR_ENV, cached_binary_path, default_cache_dir,
     kubernetes_version,
 };
+pub use webhooks::WebhookServing;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

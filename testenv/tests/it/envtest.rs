@@ -493,6 +493,18 @@ async fn existing_cluster_mode_uses_the_kubeconfig() {
         .await
         .expect_err("the Gadget CRD exists only in this binary's own server");
     assert!(err.is_not_found(), "{err}");
+    // A webhook served by the test needs the local API server: said, not a panic.
+    let err = env
+        .webhook_serving()
+        .expect_err("an existing cluster has no testenv PKI");
+    assert!(
+        matches!(err, kclient_testenv::TestEnvError::ExistingCluster { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("webhooks served by the test need the local API server")
+    );
     // stop() never stops a cluster it did not start.
     env.stop().await;
     workspace

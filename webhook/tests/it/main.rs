@@ -1,7 +1,8 @@
 //! kclient-webhook against the local kube-apiserver (`scripts/testenv up`): the API server
 //! calls a validating and a mutating webhook served by `WebhookServer` for the ConfigMaps of
-//! the test's namespace (the server's certificate is testenv's apiserver certificate, for
-//! 127.0.0.1, and the `caBundle` testenv's CA); and the server's answers to calls it cannot
+//! the test's namespace (the server serves the certificate of testenv's `webhook_serving`, and
+//! `install_webhooks_yaml` points controller-gen-style manifests at it); and the server's
+//! answers to calls it cannot
 //! read, which the API server does not make, sent to it directly.
 
 use std::sync::Arc;
@@ -44,11 +45,12 @@ fn pki(env: &TestEnv, file: &str) -> std::path::PathBuf {
     env.data_dir().join("pki").join(file)
 }
 
-/// A server on a free port of 127.0.0.1 with testenv's apiserver certificate (issued for
-/// 127.0.0.1 by testenv's CA, which the API server's `caBundle` names).
+/// A server on a free port of 127.0.0.1 with the certificate testenv gives webhook servers
+/// (issued for 127.0.0.1 by testenv's CA, which the installed configurations' `caBundle`
+/// names).
 fn local_server(env: &TestEnv) -> WebhookServer {
-    WebhookServer::new(pki(env, "apiserver.crt"), pki(env, "apiserver.key"))
-        .address(([127, 0, 0, 1], 0).into())
+    let serving = env.webhook_serving().expect("a local testenv");
+    WebhookServer::new(serving.cert_file, serving.key_file).address(([127, 0, 0, 1], 0).into())
 }
 
 /// Collects the warnings of the client's requests.
@@ -68,6 +70,42 @@ fn has_key(cm: &ConfigMap, key: &str) -> bool {
 fn config_map(name: &str, data: Value) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"name": name}, "data": data})).unwrap()
 }
+
+/// The webhook configurations of the admission test, as controller-gen writes them (with
+/// `$CONFIG` and `$NAMESPACE` for the test's names).
+const MANIFESTS: &str = r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: $CONFIG
+webhooks:
+- name: validate.kclient.test
+  clientConfig:
+    service: {name: webhook-service, namespace: system, path: /validate}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], operations: [CREATE, UPDATE, DELETE]}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $NAMESPACE}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Fail
+  timeoutSeconds: 10
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $CONFIG
+webhooks:
+- name: mutate.kclient.test
+  clientConfig:
+    service: {name: webhook-service, namespace: system, path: /mutate}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], operations: [CREATE]}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $NAMESPACE}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Fail
+  timeoutSeconds: 10
+"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
@@ -107,43 +145,28 @@ async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
         .expect("the webhook server starts");
     let (port, _running) = start(server);
 
-    let admin = env.client(Identity::Admin);
-    let ca = std::fs::read(pki(&env, "ca.crt")).expect("testenv's CA");
-    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca);
-    let webhook = |name: &str, path: &str, operations: Value| {
-        json!({
-            "name": name,
-            "clientConfig": {"url": format!("https://127.0.0.1:{port}{path}"), "caBundle": ca_bundle},
-            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
-                       "operations": operations}],
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns.name()}},
-            "sideEffects": "None",
-            "admissionReviewVersions": ["v1"],
-            "failurePolicy": "Fail",
-            "timeoutSeconds": 10,
-        })
-    };
+    // The project's manifests, as controller-gen writes them: each webhook names the Service
+    // in front of the server in a cluster; testenv points it at the local server instead.
     let config_name = format!("kclient-webhook-test-{}", ns.name());
+    let manifests = MANIFESTS
+        .replace("$CONFIG", &config_name)
+        .replace("$NAMESPACE", ns.name());
+    env.install_webhooks_yaml(&manifests, port)
+        .await
+        .expect("installing the webhook configurations");
+    let admin = env.client(Identity::Admin);
     let validating_configs: Api<ValidatingWebhookConfiguration> = Api::cluster(admin.clone());
     let mutating_configs: Api<MutatingWebhookConfiguration> = Api::cluster(admin.clone());
-    let validating_config: ValidatingWebhookConfiguration = serde_json::from_value(json!({
-        "metadata": {"name": config_name},
-        "webhooks": [webhook("validate.kclient.test", "/validate", json!(["CREATE", "UPDATE", "DELETE"]))],
-    }))
-    .unwrap();
-    let mutating_config: MutatingWebhookConfiguration = serde_json::from_value(json!({
-        "metadata": {"name": config_name},
-        "webhooks": [webhook("mutate.kclient.test", "/mutate", json!(["CREATE"]))],
-    }))
-    .unwrap();
-    validating_configs
-        .create(&validating_config, &CreateOptions::default())
+    let installed = validating_configs
+        .get(&config_name, &GetOptions::default())
         .await
-        .expect("register the validating webhook");
-    mutating_configs
-        .create(&mutating_config, &CreateOptions::default())
-        .await
-        .expect("register the mutating webhook");
+        .unwrap();
+    let client_config = &installed.webhooks.as_ref().unwrap()[0].client_config;
+    assert_eq!(
+        client_config.url.as_deref(),
+        Some(format!("https://127.0.0.1:{port}/validate").as_str())
+    );
+    assert!(client_config.service.is_none());
 
     let warnings = Arc::new(Warnings::default());
     let mut config = env.config(Identity::Admin);
