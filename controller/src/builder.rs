@@ -150,7 +150,13 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// factory's dynamic informer ([`SharedInformerFactory::dynamic_informer`];
     /// controller-runtime's `For` with an `unstructured.Unstructured`, kube-runtime's
     /// `Controller::new_with` over `DynamicObject`). [`owns`](ControllerBuilder::owns) then
-    /// follows controller references to `resource`'s kind and group.
+    /// follows controller references to `resource`'s kind and group (of any version), and
+    /// takes the owner's key from the child's namespace when `resource.namespaced`, else
+    /// from no namespace: a wrong `namespaced` finds no owner. Point children at their owner
+    /// with [`owner_reference_for`](crate::owner_reference_for); the typed helpers
+    /// ([`finalizer`](crate::finalizer), [`set_controller_reference`](crate::set_controller_reference),
+    /// [`add_finalizer`](crate::add_finalizer)) need a typed object, so a dynamic reconcile
+    /// edits `metadata.finalizers` itself (a merge patch).
     pub fn for_dynamic(self, resource: &ApiResource) -> ControllerBuilder<'f, Unstructured> {
         let informer = self.factory.dynamic_informer(resource);
         self.with_primary(informer, resource.clone())
@@ -399,11 +405,15 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
     /// cached goes to [`on_deleted`](Controller::on_deleted), or is dropped.
     ///
     /// The stream is polled only while the controller reconciles: from the caches' sync on,
-    /// and with leader election only while it leads. Before and between those times nothing
-    /// reads it, so its items wait in it (a bounded channel makes its sender wait in turn)
-    /// and none is lost; at shutdown it stops being polled with the other sources, and what it
-    /// still holds is dropped with it. A stream that ends stops being polled; the controller
-    /// goes on. Several triggers add up.
+    /// and with [`leader_election`](Self::leader_election) only while it leads. Before and
+    /// between those times nothing reads it, so its items wait in it (a bounded channel makes
+    /// its sender wait in turn) and none is lost. Under a [`Manager`](crate::manager::Manager)
+    /// the controller runs once, while the manager leads; a lost lease stops the manager and
+    /// drops the stream with the controller. At shutdown it stops being polled with the other
+    /// sources, and what it still holds is dropped with it. A stream that ends, or panics,
+    /// stops being polled; the controller goes on. Several triggers add up. Each item spends a
+    /// unit of the task's cooperative budget, so a stream that is always ready does not hold
+    /// its runtime thread.
     ///
     /// ```no_run
     /// # async fn run(factory: kclient_informers::SharedInformerFactory) -> Result<(), kclient_controller::Error> {
@@ -754,4 +764,63 @@ fn owner_mapper<C: Object>(primary: Option<Arc<ApiResource>>) -> Mapper<C> {
             .into_iter()
             .collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use kclient_apimachinery::GroupVersionKind;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A child in namespace `apps` with the owner reference `reference`.
+    fn child(reference: serde_json::Value) -> PartialObjectMetadata {
+        serde_json::from_value(json!({"metadata": {
+            "name": "child", "namespace": "apps", "ownerReferences": [reference],
+        }}))
+        .unwrap()
+    }
+
+    fn widgets(namespaced: bool) -> Option<Arc<ApiResource>> {
+        let gvk = GroupVersionKind::new("example.com", "v1", "Widget");
+        Some(Arc::new(ApiResource::new(&gvk, "widgets", namespaced)))
+    }
+
+    fn keys(primary: Option<Arc<ApiResource>>, reference: serde_json::Value) -> Vec<String> {
+        owner_mapper::<PartialObjectMetadata>(primary)(&child(reference))
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn owners_are_matched_by_group_and_kind_at_run_time() {
+        let reference = |api_version: &str, kind: &str, controller: bool| {
+            json!({"apiVersion": api_version, "kind": kind, "name": "w", "uid": "u",
+                   "controller": controller})
+        };
+        // Any version of the group: the same object, served in several versions.
+        assert_eq!(
+            keys(widgets(true), reference("example.com/v1", "Widget", true)),
+            ["apps/w"]
+        );
+        assert_eq!(
+            keys(
+                widgets(true),
+                reference("example.com/v1beta1", "Widget", true)
+            ),
+            ["apps/w"]
+        );
+        // Another group or kind, or a reference that does not control: no owner.
+        assert!(keys(widgets(true), reference("other.com/v1", "Widget", true)).is_empty());
+        assert!(keys(widgets(true), reference("example.com/v1", "Gadget", true)).is_empty());
+        assert!(keys(widgets(true), reference("example.com/v1", "Widget", false)).is_empty());
+        // A cluster-scoped owner of a namespaced child: its key has no namespace.
+        assert_eq!(
+            keys(widgets(false), reference("example.com/v1", "Widget", true)),
+            ["w"]
+        );
+        // No primary (never, once `for_` ran): nothing.
+        assert!(keys(None, reference("example.com/v1", "Widget", true)).is_empty());
+    }
 }

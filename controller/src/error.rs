@@ -241,9 +241,9 @@ impl Error {
         self.kind == ErrorKind::ShutdownTimeout
     }
 
-    /// Whether a controller was added to a manager that has one of the same name already
-    /// (controller-runtime refuses it too: the name labels the queue's and the reconciles'
-    /// metrics, which two controllers would otherwise share).
+    /// Whether a controller was added to a manager that has one of the same name already:
+    /// the name labels the queue's and the reconciles' metrics, which two controllers would
+    /// otherwise share (controller-runtime refuses a name used anywhere in the process).
     pub fn is_duplicate_name(&self) -> bool {
         self.kind == ErrorKind::DuplicateName
     }

@@ -231,8 +231,8 @@ pub use crate::finalizer::{
 pub use crate::object_ref::ObjectRef;
 pub use crate::owner::{
     OwnerReferenceError, apply_owned, has_controller_reference, has_owner_reference,
-    owner_reference, remove_controller_reference, remove_owner_reference, set_controller_reference,
-    set_owner_reference,
+    owner_reference, owner_reference_for, remove_controller_reference, remove_owner_reference,
+    set_controller_reference, set_owner_reference,
 };
 pub use crate::predicate::Predicate;
 pub use crate::queue::LOW_PRIORITY;

@@ -24,8 +24,8 @@ use std::fmt;
 
 use kclient_apimachinery::meta::v1::OwnerReference;
 use kclient_apimachinery::{
-    AsObject, Error, GroupVersion, Object, ObjectMetaAccessor, OwnerRef, PatchOptions, Resource,
-    ResourceScope, get_controller_of,
+    ApiResource, AsObject, Error, GroupVersion, Object, ObjectMetaAccessor, OwnerRef, PatchOptions,
+    Resource, ResourceScope, get_controller_of,
 };
 use kclient_rest::{Client, Verb};
 use serde_json::Value;
@@ -50,6 +50,40 @@ pub fn owner_reference<K: Resource>(owner: &K) -> OwnerReference {
     OwnerReference {
         api_version: K::API_VERSION.into(),
         kind: K::KIND.into(),
+        name: owner.name().into(),
+        uid: owner.uid().into(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// [`owner_reference`] for an owner whose type is known only at run time (the primary of a
+/// [`for_dynamic`](crate::ControllerBuilder::for_dynamic) controller, an `Unstructured`, or
+/// a `PartialObjectMetadata`): `resource` gives its `apiVersion` and kind. Put it in a
+/// child's `metadata.ownerReferences` before creating the child, so that
+/// [`owns`](crate::ControllerBuilder::owns) finds the owner and the garbage collector
+/// deletes the child with it.
+///
+/// ```
+/// use kclient_apimachinery::{ApiResource, GroupVersionKind, Unstructured};
+///
+/// let widgets = ApiResource::new(&GroupVersionKind::new("example.com", "v1", "Widget"), "widgets", true);
+/// let owner = Unstructured::from_value(serde_json::json!({
+///     "apiVersion": "example.com/v1", "kind": "Widget",
+///     "metadata": {"name": "w1", "namespace": "apps", "uid": "u-1"}
+/// })).unwrap();
+/// let reference = kclient_controller::owner_reference_for(&widgets, &owner);
+/// assert_eq!(reference.api_version.as_str(), "example.com/v1");
+/// assert_eq!((reference.kind.as_str(), reference.name.as_str()), ("Widget", "w1"));
+/// assert_eq!(reference.controller, Some(true));
+/// ```
+pub fn owner_reference_for<O: Object + ?Sized>(
+    resource: &ApiResource,
+    owner: &O,
+) -> OwnerReference {
+    OwnerReference {
+        api_version: resource.api_version.as_str().into(),
+        kind: resource.kind.as_str().into(),
         name: owner.name().into(),
         uid: owner.uid().into(),
         controller: Some(true),

@@ -120,7 +120,8 @@ where
             None => Arc::new(|_: &WorkQueue| {}),
         };
         let name: Arc<str> = Arc::from(self.name.as_str());
-        for trigger in std::mem::take(&mut *self.triggers.lock()) {
+        let between_terms = std::mem::take(&mut *self.triggers.lock());
+        for trigger in between_terms {
             triggers.spawn(trigger.poll_until(
                 queue.clone(),
                 Arc::clone(&replay_primary),
@@ -135,19 +136,20 @@ where
         stop.cancelled().await;
 
         self.intake.set(None);
-        self.take_back(triggers).await;
         if abandon.is_cancelled() {
             // Leadership lost: another candidate may lead by now. The reconciles in progress
-            // are cancelled at once; the queue keeps its keys (a cancelled reconcile's key is
-            // put back by its worker) for the next term.
+            // are cancelled at once, before anything else is waited for; the queue keeps its
+            // keys (a cancelled reconcile's key is put back by its worker) for the next term.
             tracing::warn!(
                 controller = %self.name,
                 "leadership lost; cancelling the reconciles in progress"
             );
             workers.abort_all();
             while workers.join_next().await.is_some() {}
+            self.take_back(triggers).await;
             return;
         }
+        self.take_back(triggers).await;
         queue.shut_down();
         // Wait for the workers, but not past the shutdown timeout, and not at all once the
         // term is abandoned: another candidate may lead by now.
@@ -182,11 +184,17 @@ where
             match polled {
                 Ok(Some(trigger)) => self.triggers.lock().push(trigger),
                 Ok(None) => {}
-                Err(e) => tracing::error!(
-                    controller = %self.name,
-                    error = %e,
-                    "a trigger stream panicked; it is no longer polled"
-                ),
+                Err(e) => {
+                    let panic = match e.try_into_panic() {
+                        Ok(panic) => kclient_flowcontrol::panic_message(&*panic).to_owned(),
+                        Err(e) => e.to_string(),
+                    };
+                    tracing::error!(
+                        controller = %self.name,
+                        %panic,
+                        "a trigger stream panicked; it is no longer polled"
+                    );
+                }
             }
         }
     }

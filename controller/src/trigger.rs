@@ -13,6 +13,7 @@
 //! dropped; the controller goes on with its other sources.
 
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
@@ -70,7 +71,17 @@ impl Trigger {
                     () = stop.cancelled() => return Some(self),
                     tick = ticks.next() => match tick {
                         Some(()) => {
-                            replay_primary(&queue);
+                            // The replay runs the primary predicates, the program's code: a
+                            // panic there skips this tick, not the trigger.
+                            let replay = AssertUnwindSafe(|| replay_primary(&queue));
+                            if let Err(panic) = std::panic::catch_unwind(replay) {
+                                tracing::error!(
+                                    %controller,
+                                    panic = %kclient_flowcontrol::panic_message(&*panic),
+                                    "enqueueing every primary object for a trigger panicked \
+                                     (in a primary predicate); this tick is skipped"
+                                );
+                            }
                             false
                         }
                         None => true,
@@ -81,6 +92,9 @@ impl Trigger {
                 tracing::debug!(%controller, trigger = ?self, "trigger stream ended");
                 return None;
             }
+            // A unit of the task's cooperative budget per item, as a channel's receive spends:
+            // a stream that is always ready gives its runtime thread back now and then.
+            tokio::task::coop::consume_budget().await;
         }
     }
 }

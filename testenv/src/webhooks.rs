@@ -74,29 +74,48 @@ impl TestEnv {
     /// controller-gen's `config/webhook/manifests.yaml`), each webhook rewritten to call the
     /// test's server: a `service` reference becomes the URL
     /// `https://127.0.0.1:<port><service.path>` (path `/` when it has none), a `url` is kept,
-    /// and the `caBundle` becomes testenv's CA in both cases, as envtest rewrites them.
-    /// `port` is where the test's webhook server listens. The configurations are server-side
-    /// applied, so installing them again updates them. The API server takes a configuration
-    /// up a moment after it is stored: retry the first request the webhook should see.
+    /// and the `caBundle` becomes testenv's CA in both cases, as envtest rewrites them
+    /// (`service.port` plays no part: `port` is where the test's webhook server listens).
+    /// Documents of other kinds are skipped, as envtest skips them. The configurations are
+    /// server-side applied, so installing them again updates them. The API server takes a
+    /// configuration up a moment after it is stored: retry the first request the webhook
+    /// should see. CRD conversion webhooks are not rewritten: give
+    /// [`install_crd`](Self::install_crd) a CRD whose `conversion.webhook.clientConfig` has
+    /// the URL and `caBundle` already.
     ///
     /// # Errors
     ///
-    /// [`TestEnvError::InvalidWebhook`] when a document is not an
-    /// `admissionregistration.k8s.io/v1` webhook configuration with a name and a list of
-    /// webhooks, each with a `clientConfig`; [`TestEnvError::ExistingCluster`] as for
+    /// [`TestEnvError::InvalidWebhook`] when the text holds no webhook configuration, or one
+    /// is not `admissionregistration.k8s.io/v1` or lacks a name or a list of webhooks, each
+    /// with a `clientConfig` naming a service or a URL; [`TestEnvError::ExistingCluster`] as for
     /// [`webhook_serving`](Self::webhook_serving); [`TestEnvError::Io`] when testenv's CA
     /// cannot be read; [`TestEnvError::Api`] when the API server refuses a configuration.
     pub async fn install_webhooks_yaml(&self, text: &str, port: u16) -> Result<(), TestEnvError> {
-        let values = documents(text, "the text").map_err(|e| match e {
+        let mut values = documents(text, "the text").map_err(|e| match e {
             TestEnvError::InvalidCrd(message) => TestEnvError::InvalidWebhook(message),
             other => other,
         })?;
+        // Other kinds beside them (a Service, a Certificate of a rendered bundle) are skipped,
+        // as envtest skips them.
+        values.retain(|value| {
+            matches!(
+                value["kind"].as_str(),
+                Some("ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration")
+            )
+        });
+        if values.is_empty() {
+            return Err(TestEnvError::InvalidWebhook(
+                "the text holds no ValidatingWebhookConfiguration or MutatingWebhookConfiguration"
+                    .to_owned(),
+            ));
+        }
         self.install_webhook_values(values, port).await
     }
 
     /// [`install_webhooks_yaml`](Self::install_webhooks_yaml) for configurations given as
     /// values: anything that serialises to one, such as kclient-api's
-    /// `ValidatingWebhookConfiguration` or a `serde_json::Value`.
+    /// `ValidatingWebhookConfiguration` or a `serde_json::Value`. Unlike the YAML form, a
+    /// value of another kind is an error.
     ///
     /// # Errors
     ///
@@ -214,7 +233,8 @@ fn rewrite_client_configs(
             )));
         };
         let mut rewritten = serde_json::Map::new();
-        match (client_config.get("service"), client_config.get("url")) {
+        let present = |field: &str| client_config.get(field).filter(|v| !v.is_null());
+        match (present("service"), present("url")) {
             (Some(service), _) => {
                 let path = service["path"].as_str().unwrap_or("/");
                 let path = if path.starts_with('/') {
@@ -263,6 +283,8 @@ mod tests {
                 {"name": "a", "clientConfig": {"service": {"name": "svc", "namespace": "system", "path": "/validate-a"}}},
                 {"name": "b", "clientConfig": {"service": {"name": "svc", "namespace": "system"}}},
                 {"name": "c", "clientConfig": {"url": "https://127.0.0.1:1/c", "caBundle": "old"}},
+                {"name": "d", "clientConfig": {"service": null, "url": "https://127.0.0.1:2/d"}},
+                {"name": "e", "clientConfig": {"service": {"name": "svc", "namespace": "system", "port": 8443, "path": "e"}}},
             ],
         });
         assert_eq!(
@@ -281,7 +303,9 @@ mod tests {
             [
                 "https://127.0.0.1:9443/validate-a",
                 "https://127.0.0.1:9443/",
-                "https://127.0.0.1:1/c"
+                "https://127.0.0.1:1/c",
+                "https://127.0.0.1:2/d",
+                "https://127.0.0.1:9443/e",
             ]
         );
         for webhook in config["webhooks"].as_array().unwrap() {

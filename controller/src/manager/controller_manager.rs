@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use crate::controller::Controller;
 use crate::error::Error;
 use crate::manager::builder::ManagerBuilder;
-use crate::manager::elected::Elected;
+use crate::manager::elected::{Elected, StoppedOnDrop};
 use crate::manager::election::{Election, RunningElection};
 use crate::manager::group::{Event, RunnableGroup};
 use crate::manager::healthz::{Checker, ProbeHandler, ProbeResponse};
@@ -58,6 +58,9 @@ pub struct Manager {
     events_tx: UnboundedSender<Event>,
     events: UnboundedReceiver<Event>,
     elected: Elected,
+    /// Tells `elected`'s waiters that the manager stopped, when the manager is dropped without
+    /// running, or when `run` (which takes it) ends.
+    stopped: StoppedOnDrop,
 }
 
 impl fmt::Debug for Manager {
@@ -101,6 +104,7 @@ impl Manager {
         healthz: ProbeHandler,
         (events_tx, events): (UnboundedSender<Event>, UnboundedReceiver<Event>),
     ) -> Self {
+        let elected = Elected::new();
         Manager {
             factory,
             election,
@@ -112,7 +116,8 @@ impl Manager {
             runnables: Vec::new(),
             events_tx,
             events,
-            elected: Elected::default(),
+            stopped: elected.stopped_on_drop(),
+            elected,
         }
     }
 
@@ -123,7 +128,7 @@ impl Manager {
         &self.factory
     }
 
-    /// Resolves once the manager leads and has started its leader election runnables, or at
+    /// Resolves once the manager leads and has spawned its leader election runnables, or at
     /// once after the caches synced without an election (controller-runtime's `Elected()`);
     /// take it before [`run`](Self::run), for work that should begin only on the leader.
     ///
@@ -156,8 +161,11 @@ impl Manager {
     /// ([`Error::is_leader_election`]): a manager elects all its runnables with its one
     /// election ([`ManagerBuilder::leader_election`]); build the controller without
     /// [`ControllerBuilder::leader_election`](crate::ControllerBuilder::leader_election).
-    /// Refuses a controller named as one added before ([`Error::is_duplicate_name`]), as
-    /// controller-runtime does: the name labels its queue's and its reconciles' metrics.
+    /// Refuses a controller named as one added to this manager before
+    /// ([`Error::is_duplicate_name`]): the name labels its queue's and its reconciles'
+    /// metrics. controller-runtime checks the names of every controller of the process (with
+    /// `SkipNameValidation` to turn it off); this check covers one manager, not controllers
+    /// run beside it or under another manager.
     pub fn add(&mut self, runnable: Runnable) -> Result<(), Error> {
         if runnable.own_election {
             let name = runnable
@@ -239,9 +247,10 @@ impl Manager {
             events_tx,
             mut events,
             elected,
+            stopped,
         } = self;
         // However `run` ends (returning, or its future dropped), waiters learn it stopped.
-        let _stopped = elected.stopped_on_drop();
+        let _stopped = stopped;
         let synced = Arc::new(AtomicBool::new(false));
         readyz.insert(INFORMER_SYNC_CHECK.to_owned(), {
             let synced = Arc::clone(&synced);

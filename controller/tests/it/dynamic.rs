@@ -10,7 +10,9 @@ use kclient_api::core::v1::{ConfigMap, Secret};
 use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::{ApiResource, CreateOptions, GroupVersionKind, Object, Unstructured};
 use kclient_cache::CancellationToken;
-use kclient_controller::{Action, ControllerBuilder, ObjectRef};
+use kclient_controller::{
+    Action, ControllerBuilder, ObjectRef, owner_reference, owner_reference_for,
+};
 use kclient_rest::Verb;
 use kclient_testenv::TestEnv;
 use parking_lot::Mutex;
@@ -120,13 +122,16 @@ impl Setup {
             .unwrap_or_else(|e| panic!("deleting Widget {name}: {e}"));
     }
 
-    /// Creates the ConfigMap `name` controlled by `owner` (its apiVersion, kind, name, uid).
-    async fn create_owned_config_map(&self, name: &str, owner: &Unstructured) {
+    /// Creates the ConfigMap `name` controlled by `owner`, a Widget.
+    async fn create_owned_config_map(
+        &self,
+        name: &str,
+        widgets: &ApiResource,
+        owner: &Unstructured,
+    ) {
+        let reference = owner_reference_for(widgets, owner);
         let cm: ConfigMap = serde_json::from_value(json!({
-            "metadata": {"name": name, "ownerReferences": [{
-                "apiVersion": owner.api_version(), "kind": owner.kind(),
-                "name": owner.name(), "uid": owner.uid(), "controller": true,
-            }]},
+            "metadata": {"name": name, "ownerReferences": [reference]},
         }))
         .unwrap();
         self.config_maps()
@@ -151,8 +156,7 @@ async fn a_dynamic_primary_is_reconciled_as_unstructured_and_woken_by_its_childr
                 .nested_i64(&["spec", "size"])
                 .map_err(|e| e.to_string())?
                 .unwrap_or_default();
-            assert_eq!(widget.kind(), "Widget");
-            seen.saw(widget.name(), size.to_string());
+            seen.saw(widget.name(), format!("{} {size}", widget.kind()));
             Ok::<_, String>(Action::done())
         })
         .on_deleted(count_deleted);
@@ -165,12 +169,12 @@ async fn a_dynamic_primary_is_reconciled_as_unstructured_and_woken_by_its_childr
     let run = tokio::spawn(controller.run(Arc::clone(&seen), shutdown.clone()));
 
     eventually("the first reconcile of w1", || seen.calls("w1") == 1).await;
-    assert_eq!(seen.last("w1").as_deref(), Some("3"));
+    assert_eq!(seen.last("w1").as_deref(), Some("Widget 3"));
 
     // A change of the custom object itself.
     s.patch_widget("w1", json!({"size": 5})).await;
     eventually("the reconcile of w1's change", || {
-        seen.last("w1").as_deref() == Some("5")
+        seen.last("w1").as_deref() == Some("Widget 5")
     })
     .await;
     assert_eq!(seen.calls("w1"), 2);
@@ -185,12 +189,13 @@ async fn a_dynamic_primary_is_reconciled_as_unstructured_and_woken_by_its_childr
         "metadata".into(),
         json!({"name": "ghost", "uid": "0000-ghost"}),
     );
-    s.create_owned_config_map("ghost-child", &ghost).await;
+    s.create_owned_config_map("ghost-child", &widgets, &ghost)
+        .await;
     eventually("on_deleted of the ghost owner", || {
         seen.deleted("ghost") >= 1
     })
     .await;
-    s.create_owned_config_map("w2-child", &w2).await;
+    s.create_owned_config_map("w2-child", &widgets, &w2).await;
     eventually("the reconcile of w2 for its child", || {
         seen.calls("w2") == 2
     })
@@ -229,6 +234,26 @@ async fn a_metadata_primary_is_reconciled_from_a_metadata_only_cache() {
     s.label_config_map("a", "team", "green").await;
     eventually("the reconcile of a's label change", || {
         seen.last("a").as_deref() == Some("green")
+    })
+    .await;
+
+    // A Secret it controls wakes it, through the Secrets' metadata informer.
+    let a = s
+        .config_maps()
+        .get("a", &kclient_apimachinery::GetOptions::default())
+        .await
+        .unwrap();
+    let child: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "child-of-a", "ownerReferences": [owner_reference(&a)]},
+    }))
+    .unwrap();
+    let before = seen.calls("a");
+    s.secrets()
+        .create(&child, &CreateOptions::default())
+        .await
+        .unwrap();
+    eventually("the reconcile of a for its child", || {
+        seen.calls("a") > before
     })
     .await;
 
@@ -277,7 +302,7 @@ async fn owns_dynamic_and_watches_dynamic_wake_a_typed_primary() {
 
     // A Secret controlled by a, from the dynamic informer of Secrets.
     let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "child", "ownerReferences": [kclient_controller::owner_reference(&a)]},
+        "metadata": {"name": "child", "ownerReferences": [owner_reference(&a)]},
     }))
     .unwrap();
     s.secrets()

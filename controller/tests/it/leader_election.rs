@@ -17,13 +17,10 @@ use kclient_clientset::Api;
 use kclient_controller::{Action, ControllerBuilder};
 use kclient_informers::SharedInformerFactory;
 use kclient_testenv::{Identity, TestEnv};
-use kclient_tools::{
-    DEFAULT_RETRY, HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaseLock,
-    retry_on_conflict,
-};
+use kclient_tools::{HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaseLock};
 use parking_lot::Mutex;
 
-use crate::{Setup, eventually};
+use crate::{Setup, eventually, steal_lease};
 
 /// What both controllers' reconciles saw.
 #[derive(Default)]
@@ -207,7 +204,7 @@ async fn a_leader_that_loses_its_lease_stops_reconciling_and_competes_again() {
 
     // Someone else takes the lease for an hour: renewals fail, and after the renew deadline
     // the controller stops reconciling.
-    let leases = steal_lease(&s).await;
+    let leases = steal_lease(&s, "controller-test").await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let before = count.load(Ordering::SeqCst);
@@ -237,30 +234,6 @@ async fn a_leader_that_loses_its_lease_stops_reconciling_and_competes_again() {
     .await;
     shutdown.cancel();
     run.await.unwrap().unwrap();
-}
-
-/// Makes "thief" the holder of the test's Lease for an hour, as another candidate that took
-/// it would; returns the Leases of the test's namespace. The holder renews meanwhile, so an
-/// update can meet a newer version: it is retried on conflict.
-async fn steal_lease(s: &Setup) -> Api<Lease> {
-    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
-    retry_on_conflict(DEFAULT_RETRY, || async {
-        let mut lease = leases
-            .get(
-                "controller-test",
-                &kclient_apimachinery::GetOptions::default(),
-            )
-            .await?;
-        let spec = lease.spec.get_or_insert_with(Default::default);
-        spec.holder_identity = Some("thief".into());
-        spec.lease_duration_seconds = Some(3600);
-        leases
-            .update(&lease, &kclient_apimachinery::UpdateOptions::default())
-            .await
-    })
-    .await
-    .expect("taking the lease");
-    leases
 }
 
 /// Whether a reconcile started, and whether its future was dropped (cancelled).
@@ -305,7 +278,7 @@ async fn a_leader_that_loses_its_lease_cancels_the_reconcile_in_progress() {
 
     // The new holder may reconcile as soon as it leads: this one's reconcile must end once
     // it knows the lease is lost (renew deadline 1 s), not after the shutdown timeout.
-    steal_lease(&s).await;
+    steal_lease(&s, "controller-test").await;
     eventually("the reconcile cancelled once the lease was lost", || {
         stuck.dropped.load(Ordering::SeqCst)
     })
@@ -467,7 +440,7 @@ async fn a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_n
     );
 
     // The lease is lost: the term ends, its reconciles are cancelled (the probe's too).
-    let leases = steal_lease(&s).await;
+    let leases = steal_lease(&s, "controller-test").await;
     eventually("the term abandoned", || {
         carried.probe.dropped.load(Ordering::SeqCst)
     })

@@ -25,12 +25,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kclient_api::coordination::v1::Lease;
 use kclient_api::core::v1::{ConfigMap, Secret};
-use kclient_apimachinery::{CreateOptions, PatchOptions};
+use kclient_apimachinery::{CreateOptions, GetOptions, Object, PatchOptions, UpdateOptions};
 use kclient_clientset::{Api, Patch};
+use kclient_controller::{Action, ObjectRef};
 use kclient_informers::SharedInformerFactory;
 use kclient_rest::Client;
 use kclient_testenv::{Identity, TestEnv, TestNamespace};
+use kclient_tools::{DEFAULT_RETRY, retry_on_conflict};
 use kclient_workqueue::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
 };
@@ -108,6 +111,56 @@ pub(crate) async fn eventually(what: &str, mut f: impl FnMut() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Reconciles and `on_deleted` calls, counted per name.
+#[derive(Default)]
+pub(crate) struct Calls {
+    pub(crate) reconciled: Mutex<HashMap<String, usize>>,
+    pub(crate) deleted: Mutex<HashMap<String, usize>>,
+}
+
+impl Calls {
+    pub(crate) fn reconciled(&self, name: &str) -> usize {
+        self.reconciled.lock().get(name).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn deleted(&self, name: &str) -> usize {
+        self.deleted.lock().get(name).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn count_reconcile(&self, name: &str) {
+        *self.reconciled.lock().entry(name.to_owned()).or_default() += 1;
+    }
+}
+
+/// A reconcile that counts its calls per ConfigMap name.
+pub(crate) async fn count(cm: Arc<ConfigMap>, calls: Arc<Calls>) -> Result<Action, String> {
+    calls.count_reconcile(cm.name());
+    Ok(Action::done())
+}
+
+/// An `on_deleted` that counts its calls per name.
+pub(crate) async fn count_deleted(key: ObjectRef, calls: Arc<Calls>) -> Result<Action, String> {
+    *calls.deleted.lock().entry(key.name).or_default() += 1;
+    Ok(Action::done())
+}
+
+/// Makes "thief" the holder of the Lease `lease` of the test's namespace for an hour, as
+/// another candidate that took it would; returns the Leases of the namespace. The holder
+/// renews meanwhile, so an update can meet a newer version: it is retried on conflict.
+pub(crate) async fn steal_lease(s: &Setup, lease: &str) -> Api<Lease> {
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    retry_on_conflict(DEFAULT_RETRY, || async {
+        let mut held = leases.get(lease, &GetOptions::default()).await?;
+        let spec = held.spec.get_or_insert_with(Default::default);
+        spec.holder_identity = Some("thief".into());
+        spec.lease_duration_seconds = Some(3600);
+        leases.update(&held, &UpdateOptions::default()).await
+    })
+    .await
+    .expect("taking the lease");
+    leases
 }
 
 /// A metrics provider that counts reconciles by controller and result and the queue's adds by

@@ -22,14 +22,11 @@ use kclient_controller::manager::{
 use kclient_controller::{Action, ControllerBuilder};
 use kclient_informers::SharedInformerFactory;
 use kclient_testenv::{Identity, TestEnv};
-use kclient_tools::{
-    DEFAULT_RETRY, HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaseLock,
-    retry_on_conflict,
-};
+use kclient_tools::{HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaseLock};
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::{Setup, eventually};
+use crate::{Setup, eventually, steal_lease};
 
 const LEASE: &str = "manager-test";
 
@@ -285,18 +282,7 @@ async fn losing_the_lease_stops_the_manager_with_leader_election_lost() {
     eventually("leading", || leading.load(Ordering::SeqCst)).await;
 
     // Another candidate takes the lease for an hour: the renewals fail.
-    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
-    retry_on_conflict(DEFAULT_RETRY, || async {
-        let mut lease = leases.get(LEASE, &GetOptions::default()).await?;
-        let spec = lease.spec.get_or_insert_with(Default::default);
-        spec.holder_identity = Some("thief".into());
-        spec.lease_duration_seconds = Some(3600);
-        leases
-            .update(&lease, &kclient_apimachinery::UpdateOptions::default())
-            .await
-    })
-    .await
-    .expect("taking the lease");
+    steal_lease(&s, LEASE).await;
 
     let err = tokio::time::timeout(Duration::from_secs(30), run)
         .await
@@ -866,4 +852,23 @@ async fn elected_waits_for_the_lease_and_says_so_when_the_manager_stops_first() 
     .await;
     shutdown.cancel();
     run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elected_says_false_when_the_manager_is_dropped_without_running() {
+    let s = Setup::new().await;
+    let manager = Manager::builder(s.factory).build().unwrap();
+    let elected = manager.elected();
+    let waiter = tokio::spawn({
+        let elected = elected.clone();
+        async move { elected.wait().await }
+    });
+    // As a program whose setup failed after taking the signal drops its manager.
+    drop(manager);
+    let led = tokio::time::timeout(Duration::from_secs(30), waiter)
+        .await
+        .expect("a waiter still waiting 30 s after the manager was dropped")
+        .unwrap();
+    assert!(!led);
+    assert!(!elected.is_elected());
 }

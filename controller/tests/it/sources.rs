@@ -1,7 +1,6 @@
 //! `for_`, `owns`, `watches` and `watches_metadata`: which events reach which key, and
 //! `on_deleted` for keys whose object is gone.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use kclient_api::core::v1::{ConfigMap, Secret};
@@ -9,42 +8,9 @@ use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::{CreateOptions, DeleteOptions, Object, PatchOptions};
 use kclient_cache::CancellationToken;
 use kclient_clientset::Patch;
-use kclient_controller::{
-    Action, ControllerBuilder, ObjectRef, Predicate, apply_owned, owner_reference,
-};
-use parking_lot::Mutex;
+use kclient_controller::{ControllerBuilder, ObjectRef, Predicate, apply_owned, owner_reference};
 
-use crate::{Setup, eventually};
-
-/// Reconciles and deleted calls, counted per key.
-#[derive(Default)]
-struct Calls {
-    reconciled: Mutex<HashMap<String, usize>>,
-    deleted: Mutex<HashMap<String, usize>>,
-}
-
-impl Calls {
-    fn reconciled(&self, key: &str) -> usize {
-        self.reconciled.lock().get(key).copied().unwrap_or(0)
-    }
-    fn deleted(&self, key: &str) -> usize {
-        self.deleted.lock().get(key).copied().unwrap_or(0)
-    }
-}
-
-async fn count(cm: Arc<ConfigMap>, calls: Arc<Calls>) -> Result<Action, String> {
-    *calls
-        .reconciled
-        .lock()
-        .entry(cm.name().to_owned())
-        .or_default() += 1;
-    Ok(Action::done())
-}
-
-async fn count_deleted(key: ObjectRef, calls: Arc<Calls>) -> Result<Action, String> {
-    *calls.deleted.lock().entry(key.name).or_default() += 1;
-    Ok(Action::done())
-}
+use crate::{Calls, Setup, count, count_deleted, eventually};
 
 fn secret(name: &str, labels: &[(&str, &str)], owner: Option<&ConfigMap>) -> Secret {
     let owners: Vec<_> = owner.map(owner_reference).into_iter().collect();

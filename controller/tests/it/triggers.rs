@@ -4,9 +4,8 @@
 //! A trigger's items come from a tokio channel of capacity 1 turned into a stream, so a test
 //! sees whether the controller has read an item: `capacity()` is 0 while it waits unread.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::Stream;
@@ -16,45 +15,18 @@ use kclient_apimachinery::{DeleteOptions, Object, Selector};
 use kclient_cache::CancellationToken;
 use kclient_clientset::Api;
 use kclient_controller::{Action, ControllerBuilder, ObjectRef, Predicate};
-use kclient_tools::{DEFAULT_RETRY, LeaderCallbacks, LeaderElectionConfig, LeaseLock};
-use parking_lot::Mutex;
+use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
 use tokio::sync::mpsc;
 
-use crate::{Setup, eventually};
+use crate::{Calls, Setup, count_deleted, eventually, steal_lease};
 
-/// Reconciles and `on_deleted` calls, counted per name.
-#[derive(Default)]
-struct Calls {
-    reconciled: Mutex<HashMap<String, usize>>,
-    deleted: Mutex<HashMap<String, usize>>,
-    /// Every reconcile of the ConfigMap "busy", which keeps requeueing itself.
-    busy: AtomicUsize,
-}
-
-impl Calls {
-    fn reconciled(&self, name: &str) -> usize {
-        self.reconciled.lock().get(name).copied().unwrap_or(0)
-    }
-    fn deleted(&self, name: &str) -> usize {
-        self.deleted.lock().get(name).copied().unwrap_or(0)
-    }
-}
-
-async fn count(cm: Arc<ConfigMap>, calls: Arc<Calls>) -> Result<Action, String> {
+/// Counts the reconciles per name; the ConfigMap "busy" keeps requeueing itself, so that its
+/// count shows whether the controller reconciles.
+async fn count_or_keep_busy(cm: Arc<ConfigMap>, calls: Arc<Calls>) -> Result<Action, String> {
+    calls.count_reconcile(cm.name());
     if cm.name() == "busy" {
-        calls.busy.fetch_add(1, Ordering::SeqCst);
         return Ok(Action::requeue_after(Duration::from_millis(20)));
     }
-    *calls
-        .reconciled
-        .lock()
-        .entry(cm.name().to_owned())
-        .or_default() += 1;
-    Ok(Action::done())
-}
-
-async fn count_deleted(key: ObjectRef, calls: Arc<Calls>) -> Result<Action, String> {
-    *calls.deleted.lock().entry(key.name).or_default() += 1;
     Ok(Action::done())
 }
 
@@ -80,15 +52,17 @@ async fn keys_from_a_trigger_are_reconciled_without_predicates_and_missing_ones_
         .with_predicate(Predicate::new(|_: &ConfigMap| false))
         .reconcile_on(trigger)
         .workers(1)
-        .reconcile(count)
+        .reconcile(count_or_keep_busy)
         .on_deleted(count_deleted);
-    // Sent before the controller runs: it waits in the stream, unread, until the caches
-    // have synced and reconciling starts.
-    keys.send(ObjectRef::new(s.ns.name(), "a")).await.unwrap();
-    assert_eq!(keys.capacity(), 0);
-    s.factory.start();
+    // Sent while the controller runs but its caches have not synced (the factory is not
+    // started yet): it waits in the stream, unread, until reconciling starts.
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+    keys.send(ObjectRef::new(s.ns.name(), "a")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(keys.capacity(), 0, "read before the caches synced");
+    assert_eq!(calls.reconciled("a"), 0);
+    s.factory.start();
 
     eventually("the reconcile of the key sent before the start", || {
         calls.reconciled("a") == 1
@@ -102,8 +76,7 @@ async fn keys_from_a_trigger_are_reconciled_without_predicates_and_missing_ones_
         calls.reconciled("b") == 1 && calls.deleted("missing") == 1
     })
     .await;
-    // With one worker, keys go out in the order they came: b and missing came after a, and
-    // nothing but the trigger enqueued any of them.
+    // Nothing but the trigger enqueued a: once.
     assert_eq!(calls.reconciled("a"), 1);
 
     shutdown.cancel();
@@ -115,15 +88,20 @@ async fn a_trigger_that_ends_or_panics_leaves_the_controller_running() {
     let s = Setup::new().await;
     let calls = Arc::new(Calls::default());
     let trigger = futures_util::stream::iter([ObjectRef::new(s.ns.name(), "early")]);
-    let broken = futures_util::stream::poll_fn(|_| -> std::task::Poll<Option<ObjectRef>> {
-        panic!("a trigger that panics when polled")
+    let polled = Arc::new(AtomicBool::new(false));
+    let broken = futures_util::stream::poll_fn({
+        let polled = Arc::clone(&polled);
+        move |_| -> std::task::Poll<Option<ObjectRef>> {
+            polled.store(true, Ordering::SeqCst);
+            panic!("a trigger that panics when polled")
+        }
     });
     let controller = ControllerBuilder::new("trigger-ends-test", &s.factory)
         .for_::<ConfigMap>()
         .reconcile_on(trigger)
         .reconcile_on(broken)
         .workers(1)
-        .reconcile(count)
+        .reconcile(count_or_keep_busy)
         .on_deleted(count_deleted);
     s.factory.start();
     let shutdown = CancellationToken::new();
@@ -140,6 +118,10 @@ async fn a_trigger_that_ends_or_panics_leaves_the_controller_running() {
         || calls.reconciled("later") == 1,
     )
     .await;
+    assert!(
+        polled.load(Ordering::SeqCst),
+        "the panicking trigger was never polled"
+    );
     assert!(!run.is_finished());
     shutdown.cancel();
     run.await.unwrap().unwrap();
@@ -160,7 +142,7 @@ async fn reconcile_all_on_reconciles_every_cached_primary_that_passes_the_predic
         ))
         .reconcile_all_on(trigger)
         .workers(1)
-        .reconcile(count)
+        .reconcile(count_or_keep_busy)
         .on_deleted(count_deleted);
     s.factory.start();
     let shutdown = CancellationToken::new();
@@ -212,24 +194,6 @@ fn election(client: &kclient_rest::Client, ns: &str) -> LeaderElectionConfig {
     config
 }
 
-/// Makes "thief" the holder of the test's Lease for an hour, as another candidate that took
-/// it would (retried on conflict, as the holder renews meanwhile).
-async fn steal_lease(leases: &Api<Lease>) {
-    kclient_tools::retry_on_conflict(DEFAULT_RETRY, || async {
-        let mut lease = leases
-            .get("trigger-test", &kclient_apimachinery::GetOptions::default())
-            .await?;
-        let spec = lease.spec.get_or_insert_with(Default::default);
-        spec.holder_identity = Some("thief".into());
-        spec.lease_duration_seconds = Some(3600);
-        leases
-            .update(&lease, &kclient_apimachinery::UpdateOptions::default())
-            .await
-    })
-    .await
-    .expect("taking the lease");
-}
-
 /// A trigger is read only while the controller leads: an item sent while another candidate
 /// holds the lease stays in the stream, and is reconciled once the controller leads again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -243,15 +207,12 @@ async fn a_trigger_is_read_only_while_leading_and_kept_across_terms() {
         .for_::<ConfigMap>()
         .reconcile_on(trigger)
         .leader_election(election(&s.client, s.ns.name()))
-        .reconcile(count)
+        .reconcile(count_or_keep_busy)
         .on_deleted(count_deleted);
     s.factory.start();
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
-    eventually("reconciles while leading", || {
-        calls.busy.load(Ordering::SeqCst) >= 5
-    })
-    .await;
+    eventually("reconciles while leading", || calls.reconciled("busy") >= 5).await;
     keys.send(ObjectRef::new(s.ns.name(), "first"))
         .await
         .unwrap();
@@ -261,13 +222,12 @@ async fn a_trigger_is_read_only_while_leading_and_kept_across_terms() {
     .await;
 
     // Another candidate takes the lease: after the renew deadline the term ends.
-    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
-    steal_lease(&leases).await;
+    let leases = steal_lease(&s, "trigger-test").await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let before = calls.busy.load(Ordering::SeqCst);
+        let before = calls.reconciled("busy");
         tokio::time::sleep(Duration::from_secs(1)).await;
-        if calls.busy.load(Ordering::SeqCst) == before {
+        if calls.reconciled("busy") == before {
             break; // A whole second without a reconcile: the term has ended.
         }
         assert!(
@@ -296,4 +256,49 @@ async fn a_trigger_is_read_only_while_leading_and_kept_across_terms() {
     assert_eq!(calls.deleted("first"), 1);
     shutdown.cancel();
     run.await.unwrap().unwrap();
+}
+
+/// A stream that is always ready spends the task's cooperative budget, so on a runtime of one
+/// thread the workers, and the task that shuts the controller down, still run.
+#[tokio::test(flavor = "current_thread")]
+async fn a_trigger_that_is_always_ready_does_not_hold_its_runtime_thread() {
+    // Without the budget this test would never get its thread back: a watchdog thread says so
+    // and ends the process instead of letting it hang.
+    let finished = Arc::new(AtomicBool::new(false));
+    std::thread::spawn({
+        let finished = Arc::clone(&finished);
+        move || {
+            std::thread::sleep(Duration::from_secs(120));
+            if !finished.load(Ordering::SeqCst) {
+                eprintln!(
+                    "a_trigger_that_is_always_ready_does_not_hold_its_runtime_thread: the \
+                     trigger held the runtime thread for 120 s; aborting"
+                );
+                std::process::abort();
+            }
+        }
+    });
+    let s = Setup::new().await;
+    let calls = Arc::new(Calls::default());
+    let endless = futures_util::stream::repeat(ObjectRef::new(s.ns.name(), "again"));
+    let controller = ControllerBuilder::new("trigger-endless-test", &s.factory)
+        .for_::<ConfigMap>()
+        .reconcile_on(endless)
+        .reconcile(count_or_keep_busy)
+        .on_deleted(count_deleted);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+    // The worker runs beside the trigger, again and again.
+    eventually("on_deleted of the repeated key, many times", || {
+        calls.deleted("again") >= 20
+    })
+    .await;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the controller stopped within 30 s")
+        .unwrap()
+        .unwrap();
+    finished.store(true, Ordering::SeqCst);
 }

@@ -246,6 +246,44 @@ spec:
 }
 
 #[tokio::test]
+async fn invalid_webhook_configurations_are_refused_with_a_reason() {
+    let env = TestEnv::connect().await;
+    // Only other kinds: nothing to install.
+    let none = env
+        .install_webhooks_yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", 9443)
+        .await
+        .expect_err("a Service alone");
+    assert_eq!(
+        none.to_string(),
+        "not a webhook configuration: the text holds no ValidatingWebhookConfiguration or \
+         MutatingWebhookConfiguration"
+    );
+    // Given as a value, another kind is an error, not skipped.
+    let not_one = env
+        .install_webhooks(&[json!({"apiVersion": "v1", "kind": "ConfigMap"})], 9443)
+        .await
+        .expect_err("a ConfigMap");
+    assert!(
+        matches!(not_one, TestEnvError::InvalidWebhook(_)),
+        "{not_one}"
+    );
+    // A webhook with nowhere to send the review.
+    let nowhere = env
+        .install_webhooks_yaml(
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n\
+             metadata: {name: nowhere}\nwebhooks:\n- name: a.example.com\n  clientConfig: {}\n",
+            9443,
+        )
+        .await
+        .expect_err("no service or url");
+    assert_eq!(
+        nowhere.to_string(),
+        "not a webhook configuration: webhook a.example.com of nowhere has neither a service \
+         nor a url in its clientConfig"
+    );
+}
+
+#[tokio::test]
 async fn invalid_crds_are_refused_with_a_reason() {
     let env = own_env().await;
     let not_a_crd = env

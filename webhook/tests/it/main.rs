@@ -72,8 +72,15 @@ fn config_map(name: &str, data: Value) -> ConfigMap {
 }
 
 /// The webhook configurations of the admission test, as controller-gen writes them (with
-/// `$CONFIG` and `$NAMESPACE` for the test's names).
+/// `$CONFIG` and `$NAMESPACE` for the test's names), beside the Service a rendered bundle has
+/// (skipped by the install).
 const MANIFESTS: &str = r#"
+apiVersion: v1
+kind: Service
+metadata: {name: webhook-service, namespace: system}
+spec:
+  ports: [{port: 443, targetPort: 9443}]
+---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata:
