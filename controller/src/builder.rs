@@ -20,7 +20,7 @@ use crate::controller::{Controller, ReconcileFn};
 use crate::error::Error;
 use crate::object_ref::ObjectRef;
 use crate::owner_track::register_uncached;
-use crate::predicate::Predicate;
+use crate::predicate::{EventFilter, Predicate};
 use crate::queue::{LOW_PRIORITY, WorkQueue};
 use crate::source::{Intake, Mapper, SourceHandler, group_of};
 use crate::trigger::Trigger;
@@ -82,6 +82,7 @@ pub(crate) struct Options<K> {
     /// `for_metadata`), so present in every builder with a primary type.
     pub(crate) primary: Option<(SharedIndexInformer<K>, Arc<ApiResource>)>,
     pub(crate) predicates: Vec<Predicate<K>>,
+    pub(crate) event_filters: Vec<EventFilter>,
     pub(crate) sources: Vec<Register>,
     pub(crate) triggers: Vec<Trigger>,
     pub(crate) described: Vec<String>,
@@ -120,6 +121,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             options: Options {
                 primary: None,
                 predicates: Vec::new(),
+                event_filters: Vec::new(),
                 sources: Vec::new(),
                 triggers: Vec::new(),
                 described: Vec::new(),
@@ -182,6 +184,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             described: vec![format!("for {}", resource.kind)],
             primary: Some((informer, Arc::new(resource))),
             predicates: Vec::new(),
+            event_filters: Vec::new(),
             sources: Vec::new(),
             triggers: Vec::new(),
             workers: self.options.workers,
@@ -220,6 +223,37 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
     /// still reconciled when another source, such as an owned child, names it).
     pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
         self.options.predicates.push(predicate);
+        self
+    }
+
+    /// Filters the events of every source of the controller, the primary resource, owned
+    /// children and watched resources alike, besides each source's own predicates
+    /// (controller-runtime's `WithEventFilter`): an [`EventFilter`] is a
+    /// `Predicate<dyn Object>`, built with the same constructors, so that one filter tests
+    /// objects of every type. For example `EventFilter::generation_changed()` leaves out the
+    /// status-only updates of the primary and of its children. The objects replayed when
+    /// reconciling starts pass through it as adds. It does not apply to
+    /// [`owns_uncached`](Self::owns_uncached), which keeps no objects to test, nor to the keys
+    /// of [`reconcile_on`](Self::reconcile_on); [`reconcile_all_on`](Self::reconcile_all_on)
+    /// enqueues the primary objects that pass it.
+    ///
+    /// ```
+    /// use kclient_api::core::v1::ConfigMap;
+    /// use kclient_apimachinery::Object;
+    /// use kclient_controller::{EventFilter, Predicate};
+    ///
+    /// // Anything not marked paused, whatever its type.
+    /// let unpaused = !EventFilter::new(|obj: &dyn Object| {
+    ///     obj.annotations().contains_key("example.com/paused")
+    /// });
+    /// let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "a", "annotations": {"example.com/paused": "true"}}
+    /// })).unwrap();
+    /// assert!(!unpaused.add(&cm as &dyn Object));
+    /// # let _: Predicate<dyn Object> = unpaused;
+    /// ```
+    pub fn with_event_filter(mut self, filter: EventFilter) -> Self {
+        self.options.event_filters.push(filter);
         self
     }
 
@@ -713,9 +747,10 @@ fn register<T: Object>(
         // not the informer: the informer holds the handler, which holds the intake.
         let indexer = informer.get_indexer();
         let (replay_map, replay_predicates) = (Arc::clone(&map), predicates.clone());
+        let filters = Arc::clone(intake);
         let replay: Replay = Arc::new(move |queue| {
             for obj in indexer.list() {
-                if replay_predicates.iter().all(|p| p.add(&obj)) {
+                if filters.filters_add(&*obj) && replay_predicates.iter().all(|p| p.add(&obj)) {
                     for key in replay_map(&obj) {
                         queue.add(key, LOW_PRIORITY);
                     }

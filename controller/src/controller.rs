@@ -159,7 +159,7 @@ where
             .leader_election
             .map(|config| leader::Election::new(&name, config))
             .transpose()?;
-        let intake = Arc::new(Intake::default());
+        let intake = Arc::new(Intake::with_filters(options.event_filters));
         let mut registrations = Vec::new();
         // Removes the handlers however this future ends: returning, failing, or dropped.
         let mut handlers = RemoveOnDrop(Vec::new());

@@ -172,7 +172,7 @@
 //! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)`; `watches_metadata::<W>(fn(&PartialObjectMetadata) -> Vec<ObjectRef>)` from a metadata-only cache | `Watches(src, EnqueueRequestsFromMapFunc)`; `WatchesMetadata` | `watches(Api<W>, cfg, mapper)` |
 //! | Keys from outside the cluster | `reconcile_on(Stream<ObjectRef>)`, `reconcile_all_on(Stream<()>)`; polled only while reconciling (leading), kept unread between terms | `WatchesRawSource(source.Channel(ch, handler))`, started with the controller | `reconcile_on` (unstable feature), `reconcile_all_on` |
 //! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program | the manager's shared cache | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
-//! | Predicates | generation, labels, annotations, resourceVersion changed; label selector; custom; `and`, `or`, `!` (`Not`), event kind by event kind | the same set (`LabelSelectorPredicate` for the selector), `And`/`Or`/`Not` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
+//! | Predicates | generation, labels, annotations, resourceVersion changed; label selector; custom; `and`, `or`, `!` (`Not`), event kind by event kind; `with_event_filter(EventFilter)` for every source | the same set (`LabelSelectorPredicate` for the selector), `And`/`Or`/`Not`; `WithEventFilter` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
 //! | Reconcile signature | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` | `Reconcile(ctx, Request) (Result, error)`: a key, the object read again by the user | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` |
 //! | Requeue after a delay | `Action::requeue_after(d)` | `Result{RequeueAfter: d}` | `Action::requeue(d)` |
 //! | Error backoff | rate-limited requeue with client-go's `DefaultControllerRateLimiter`, configurable | the same (`DefaultTypedControllerRateLimiter`), configurable | `error_policy` returns an `Action` (no built-in backoff) |
@@ -234,5 +234,5 @@ pub use crate::owner::{
     owner_reference, owner_reference_for, remove_controller_reference, remove_owner_reference,
     set_controller_reference, set_owner_reference,
 };
-pub use crate::predicate::Predicate;
+pub use crate::predicate::{EventFilter, Predicate};
 pub use crate::queue::LOW_PRIORITY;

@@ -18,6 +18,10 @@
 //! [`Predicate::new`] tests the object of every event (the new one for updates), and
 //! [`Predicate::label_selector`] its labels; [`Predicate::on_update`] tests updates only.
 //!
+//! An [`EventFilter`], `Predicate<dyn Object>`, tests objects of any type with the same
+//! constructors and combinators; [`ControllerBuilder::with_event_filter`](crate::ControllerBuilder::with_event_filter)
+//! applies one to every source of a controller (controller-runtime's `WithEventFilter`).
+//!
 //! Predicates combine as controller-runtime's `And`, `Or` and `Not` do, event kind by event
 //! kind, a test a predicate leaves unset counting as one that passes everything:
 //! [`and`](Predicate::and) passes an event when both pass it, [`or`](Predicate::or) when either
@@ -57,14 +61,18 @@ use kclient_apimachinery::{Object, Selector, StringMap};
 type ObjectTest<K> = Arc<dyn Fn(&K) -> bool + Send + Sync>;
 type UpdateTest<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
 
-/// A filter on one source's events.
-pub struct Predicate<K> {
+/// A predicate on objects of any type, for [`with_event_filter`](crate::ControllerBuilder::with_event_filter):
+/// `Predicate<dyn Object>`, built with the same constructors (`EventFilter::generation_changed()`).
+pub type EventFilter = Predicate<dyn Object>;
+
+/// A filter on one source's events (or, as an [`EventFilter`], on every source's).
+pub struct Predicate<K: ?Sized> {
     add: Option<ObjectTest<K>>,
     update: Option<UpdateTest<K>>,
     delete: Option<ObjectTest<K>>,
 }
 
-impl<K> Clone for Predicate<K> {
+impl<K: ?Sized> Clone for Predicate<K> {
     fn clone(&self) -> Self {
         Predicate {
             add: self.add.clone(),
@@ -74,7 +82,7 @@ impl<K> Clone for Predicate<K> {
     }
 }
 
-impl<K> fmt::Debug for Predicate<K> {
+impl<K: ?Sized> fmt::Debug for Predicate<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Predicate")
             .field("add", &self.add.is_some())
@@ -84,7 +92,7 @@ impl<K> fmt::Debug for Predicate<K> {
     }
 }
 
-impl<K: Object> Predicate<K> {
+impl<K: Object + ?Sized> Predicate<K> {
     /// Passes the events whose object satisfies `test`: the added object, the new object of
     /// an update, the deleted object (a delete whose final state is unknown always passes).
     pub fn new(test: impl Fn(&K) -> bool + Send + Sync + 'static) -> Self {
@@ -201,11 +209,11 @@ impl<K: Object> Predicate<K> {
 /// `!p` passes an event when `p` does not (controller-runtime's `Not`): an add, update or delete
 /// that `p` leaves untested (passes) is refused. A delete whose final state is unknown still
 /// passes.
-impl<K: Object> std::ops::Not for Predicate<K> {
+impl<K: Object + ?Sized> std::ops::Not for Predicate<K> {
     type Output = Predicate<K>;
 
     fn not(self) -> Predicate<K> {
-        fn negate_object<K: Object>(test: Option<ObjectTest<K>>) -> Option<ObjectTest<K>> {
+        fn negate_object<K: Object + ?Sized>(test: Option<ObjectTest<K>>) -> Option<ObjectTest<K>> {
             Some(match test {
                 Some(test) => Arc::new(move |o: &K| !test(o)),
                 None => Arc::new(|_: &K| false),

@@ -26,7 +26,7 @@ use kclient_cache::{CancellationToken, DeletedObject, ResourceEventHandler};
 use parking_lot::RwLock;
 
 use crate::object_ref::ObjectRef;
-use crate::predicate::Predicate;
+use crate::predicate::{EventFilter, Predicate};
 use crate::queue::{LOW_PRIORITY, NORMAL_PRIORITY, WorkQueue};
 
 /// Where sources put keys: the running queue, or nowhere.
@@ -35,9 +35,25 @@ pub(crate) struct Intake {
     queue: RwLock<Option<WorkQueue>>,
     /// Cancelled (once) when the controller's caches have synced.
     caches_synced: CancellationToken,
+    /// The controller's event filters, which every source's events must pass besides its own
+    /// predicates.
+    filters: Vec<EventFilter>,
 }
 
 impl Intake {
+    /// An intake whose sources' events must also pass `filters`.
+    pub(crate) fn with_filters(filters: Vec<EventFilter>) -> Self {
+        Intake {
+            filters,
+            ..Intake::default()
+        }
+    }
+
+    /// Whether an add of `obj` passes the event filters.
+    pub(crate) fn filters_add(&self, obj: &dyn Object) -> bool {
+        self.filters.iter().all(|f| f.add(obj))
+    }
+
     /// Says that the controller's caches have synced: sources waiting for it may start.
     pub(crate) fn mark_caches_synced(&self) {
         self.caches_synced.cancel();
@@ -78,7 +94,7 @@ pub(crate) struct SourceHandler<T> {
 
 impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
     fn on_add(&mut self, obj: &Arc<T>, is_in_initial_list: bool) {
-        if self.predicates.iter().all(|p| p.add(obj)) {
+        if self.intake.filters_add(&**obj) && self.predicates.iter().all(|p| p.add(obj)) {
             let priority = if is_in_initial_list {
                 LOW_PRIORITY
             } else {
@@ -89,7 +105,8 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
     }
 
     fn on_update(&mut self, old: &Arc<T>, new: &Arc<T>) {
-        if self.predicates.iter().all(|p| p.update(old, new)) {
+        let filtered = self.intake.filters.iter().all(|f| f.update(&**old, &**new));
+        if filtered && self.predicates.iter().all(|p| p.update(old, new)) {
             // Unchanged: a resync, or a relist that found the object as it was.
             let priority = if old.resource_version() == new.resource_version() {
                 LOW_PRIORITY
@@ -112,7 +129,12 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
 
     fn on_delete(&mut self, deleted: DeletedObject<T>) {
         let obj = deleted.object().map(|o| &**o);
-        if !self.predicates.iter().all(|p| p.delete(obj)) {
+        let filtered = self
+            .intake
+            .filters
+            .iter()
+            .all(|f| f.delete(obj.map(|o| o as &dyn Object)));
+        if !filtered || !self.predicates.iter().all(|p| p.delete(obj)) {
             return;
         }
         match obj {
