@@ -24,17 +24,21 @@
 //!
 //! Register the webhook with the API server in a `ValidatingWebhookConfiguration` or
 //! `MutatingWebhookConfiguration` naming the server (a Service, or a URL) and the CA that
-//! signed its certificate (`caBundle`).
+//! signed its certificate (`caBundle`). Served at [`validate_path`] and [`mutate_path`]
+//! (and conversions at [`CONVERT_PATH`]), the handlers answer at the paths controller-runtime
+//! serves, which the manifests that controller-gen writes from kubebuilder's markers name.
 //!
 //! ```no_run
 //! use kclient_api::core::v1::ConfigMap;
-//! use kclient_webhook::{Denial, Validation, WebhookServer, defaulting, validating};
+//! use kclient_webhook::{
+//!     Denial, Validation, WebhookServer, defaulting, mutate_path, validate_path, validating,
+//! };
 //! use tokio_util::sync::CancellationToken;
 //!
 //! # async fn run() -> Result<(), kclient_webhook::Error> {
 //! let server = WebhookServer::new("/certs/tls.crt", "/certs/tls.key")
 //!     .handle(
-//!         "/validate-v1-configmap",
+//!         &validate_path::<ConfigMap>(), // "/validate--v1-configmap"
 //!         validating(|v: Validation<ConfigMap>| async move {
 //!             match v {
 //!                 Validation::Create(cm) | Validation::Update { new: cm, .. }
@@ -47,7 +51,7 @@
 //!         }),
 //!     )
 //!     .handle(
-//!         "/mutate-v1-configmap",
+//!         &mutate_path::<ConfigMap>(),
 //!         defaulting(|mut cm: ConfigMap| async move {
 //!             let data = cm.data.get_or_insert_with(Default::default);
 //!             if data.get("mode").is_none() {
@@ -66,12 +70,16 @@
 mod conversion;
 mod error;
 mod handler;
+mod paths;
 mod review;
 mod server;
 
 pub use crate::conversion::{ConversionRequest, ConversionResponse, ConversionReview, Converter};
 pub use crate::error::Error;
 pub use crate::handler::{Denial, Handler, HandlerFuture, Validation, defaulting, validating};
+pub use crate::paths::{
+    CONVERT_PATH, mutate_path, mutate_path_for, validate_path, validate_path_for,
+};
 pub use crate::review::{
     ADMISSION_V1, AdmissionRequest, AdmissionResponse, AdmissionReview, Operation,
     PATCH_TYPE_JSON_PATCH, ReviewKind, ReviewResource,

@@ -164,7 +164,8 @@ impl WebhookServer {
         self
     }
 
-    /// Answers the admission calls to `path` (`/validate-v1-configmap`, say) with `handler`; a
+    /// Answers the admission calls to `path` (`/validate--v1-configmap`, say: see
+    /// [`validate_path`](crate::validate_path)) with `handler`; a
     /// path registered again takes the later handler.
     pub fn handle(mut self, path: &str, handler: impl Handler) -> Self {
         self.routes

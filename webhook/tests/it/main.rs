@@ -19,7 +19,7 @@ use kclient_rest::{Client, Config, Verb, WarningHandler};
 use kclient_testenv::{Identity, TestEnv};
 use kclient_webhook::{
     AdmissionRequest, AdmissionResponse, AdmissionReview, BoundWebhookServer, Denial, Validation,
-    WebhookServer, defaulting, validating,
+    WebhookServer, defaulting, mutate_path, validate_path, validating,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -88,7 +88,7 @@ metadata:
 webhooks:
 - name: validate.kclient.test
   clientConfig:
-    service: {name: webhook-service, namespace: system, path: /validate}
+    service: {name: webhook-service, namespace: system, path: /validate--v1-configmap}
   rules:
   - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], operations: [CREATE, UPDATE, DELETE]}
   namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $NAMESPACE}}
@@ -104,7 +104,7 @@ metadata:
 webhooks:
 - name: mutate.kclient.test
   clientConfig:
-    service: {name: webhook-service, namespace: system, path: /mutate}
+    service: {name: webhook-service, namespace: system, path: /mutate--v1-configmap}
   rules:
   - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], operations: [CREATE]}
   namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $NAMESPACE}}
@@ -120,7 +120,7 @@ async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
     let ns = env.namespace().await;
     let server = local_server(&env)
         .handle(
-            "/validate",
+            &validate_path::<ConfigMap>(),
             validating(|v: Validation<ConfigMap>| async move {
                 match v {
                     Validation::Create(cm) | Validation::Update { new: cm, .. } => {
@@ -140,7 +140,7 @@ async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
             }),
         )
         .handle(
-            "/mutate",
+            &mutate_path::<ConfigMap>(),
             defaulting(|cm: ConfigMap| async move {
                 let mut value = serde_json::to_value(&cm).unwrap();
                 value["metadata"]["labels"]["defaulted"] = json!("yes");
@@ -171,7 +171,7 @@ async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
     let client_config = &installed.webhooks.as_ref().unwrap()[0].client_config;
     assert_eq!(
         client_config.url.as_deref(),
-        Some(format!("https://127.0.0.1:{port}/validate").as_str())
+        Some(format!("https://127.0.0.1:{port}/validate--v1-configmap").as_str())
     );
     assert!(client_config.service.is_none());
 
