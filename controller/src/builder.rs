@@ -226,16 +226,20 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         self
     }
 
-    /// Filters the events of every source of the controller, the primary resource, owned
-    /// children and watched resources alike, besides each source's own predicates
-    /// (controller-runtime's `WithEventFilter`): an [`EventFilter`] is a
-    /// `Predicate<dyn Object>`, built with the same constructors, so that one filter tests
-    /// objects of every type. For example `EventFilter::generation_changed()` leaves out the
-    /// status-only updates of the primary and of its children. The objects replayed when
-    /// reconciling starts pass through it as adds. It does not apply to
-    /// [`owns_uncached`](Self::owns_uncached), which keeps no objects to test, nor to the keys
-    /// of [`reconcile_on`](Self::reconcile_on); [`reconcile_all_on`](Self::reconcile_all_on)
-    /// enqueues the primary objects that pass it.
+    /// Filters the events of the controller's sources, the primary resource, owned children
+    /// and watched resources alike, besides each source's own predicates (controller-runtime's
+    /// `WithEventFilter`, which applies to `For`, `Owns` and `Watches` too): an
+    /// [`EventFilter`] is a `Predicate<dyn Object>`, built with the same constructors, so that
+    /// one filter tests objects of every type (and cannot tell them apart: it sees only what
+    /// [`Object`] shows). The objects replayed when reconciling starts pass through it as adds,
+    /// and [`reconcile_all_on`](Self::reconcile_all_on) enqueues the primary objects that pass
+    /// it. [`owns_uncached`](Self::owns_uncached) tests its children's adds and deletes with
+    /// it; their updates and relists pass untested, since it keeps no former state. The keys
+    /// of [`reconcile_on`](Self::reconcile_on) pass untested (controller-runtime's raw
+    /// sources ignore it too), and so does a delete whose final state is unknown, as with
+    /// every predicate. Mind what a filter means for each type: `EventFilter::generation_changed()`
+    /// leaves out the status-only updates of kinds with a generation, but *every* update of a
+    /// kind without one (ConfigMaps, Secrets), whose generation stays 0.
     ///
     /// ```
     /// use kclient_api::core::v1::ConfigMap;
@@ -483,8 +487,8 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         self
     }
 
-    /// Reconciles every cached primary object that passes the primary predicates each time
-    /// `trigger` yields, for example on a timer or when a configuration file changes
+    /// Reconciles every cached primary object that passes the primary predicates (and the
+    /// [event filters](Self::with_event_filter)) each time `trigger` yields, for example on a timer or when a configuration file changes
     /// (kube-runtime's `reconcile_all_on`). The keys go in at [`LOW_PRIORITY`], as a resync's
     /// do, and a burst of items merges into the keys still queued. The stream is polled as
     /// [`reconcile_on`](Self::reconcile_on)'s is: only while the controller reconciles.

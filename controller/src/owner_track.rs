@@ -74,6 +74,15 @@ impl OwnerTrack {
         (self.owner_of)(child).into_iter().next()
     }
 
+    /// Remembers `child`'s owner and, when `wake_owners`, wakes it and its former owner.
+    fn note(&self, child: &PartialObjectMetadata, wake_owners: bool) {
+        let owner = self.owner(child);
+        let former = self.owners.lock().set(ChildKey::of(child), owner.as_ref());
+        if wake_owners {
+            self.intake.add(wake(owner, former), NORMAL_PRIORITY);
+        }
+    }
+
     /// The number of children whose owner is remembered.
     #[cfg(test)]
     fn len(&self) -> usize {
@@ -83,19 +92,22 @@ impl OwnerTrack {
 
 impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     fn add(&self, obj: Arc<PartialObjectMetadata>) {
-        let owner = self.owner(&obj);
-        let former = self.owners.lock().set(ChildKey::of(&obj), owner.as_ref());
-        self.intake.add(wake(owner, former), NORMAL_PRIORITY);
+        // The controller's event filters test the child (the owner is remembered either way).
+        let passes = self.intake.filters_add(&*obj);
+        self.note(&obj, passes);
     }
 
     fn update(&self, obj: Arc<PartialObjectMetadata>) {
-        self.add(obj);
+        // No former state to test an event filter's update test with: it passes.
+        self.note(&obj, true);
     }
 
     fn delete(&self, obj: Arc<PartialObjectMetadata>) {
         let former = self.owners.lock().remove(ChildKey::of(&obj));
-        self.intake
-            .add(wake(self.owner(&obj), former), NORMAL_PRIORITY);
+        if self.intake.filters_delete(Some(&*obj)) {
+            self.intake
+                .add(wake(self.owner(&obj), former), NORMAL_PRIORITY);
+        }
     }
 
     fn replace(&self, list: Vec<Arc<PartialObjectMetadata>>, resource_version: &str) {
@@ -421,6 +433,31 @@ mod tests {
         let queue = RateLimitingQueue::new(default_controller_rate_limiter());
         intake.set(Some(queue.clone().into()));
         (OwnerTrack::new(intake, owners()), queue)
+    }
+
+    /// The controller's event filters test a child's add and delete; its owner is remembered
+    /// even when its add is filtered out, and an update passes untested.
+    #[test]
+    fn event_filters_test_adds_and_deletes() {
+        let filters = vec![crate::EventFilter::new(|o: &dyn Object| {
+            !o.name().starts_with("quiet")
+        })];
+        let intake = Arc::new(Intake::with_filters(filters));
+        let queue = RateLimitingQueue::new(default_controller_rate_limiter());
+        intake.set(Some(queue.clone().into()));
+        let track = OwnerTrack::new(intake, owners());
+        track.add(child("quiet-1", Some("a")));
+        assert!(drain(&queue).is_empty());
+        assert_eq!(track.len(), 1);
+        track.update(child("quiet-1", Some("b")));
+        assert_eq!(drain(&queue), ["ns/a", "ns/b"]);
+        track.delete(child("quiet-1", Some("b")));
+        assert!(drain(&queue).is_empty());
+        assert_eq!(track.len(), 0);
+        track.add(child("loud", Some("c")));
+        track.delete(child("loud", Some("c")));
+        assert_eq!(drain(&queue), ["ns/c"]);
+        queue.shut_down();
     }
 
     #[test]

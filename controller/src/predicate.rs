@@ -20,7 +20,8 @@
 //!
 //! An [`EventFilter`], `Predicate<dyn Object>`, tests objects of any type with the same
 //! constructors and combinators; [`ControllerBuilder::with_event_filter`](crate::ControllerBuilder::with_event_filter)
-//! applies one to every source of a controller (controller-runtime's `WithEventFilter`).
+//! applies one to the sources of a controller (controller-runtime's `WithEventFilter`; see
+//! there for the sources it leaves out).
 //!
 //! Predicates combine as controller-runtime's `And`, `Or` and `Not` do, event kind by event
 //! kind, a test a predicate leaves unset counting as one that passes everything:
@@ -65,7 +66,7 @@ type UpdateTest<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
 /// `Predicate<dyn Object>`, built with the same constructors (`EventFilter::generation_changed()`).
 pub type EventFilter = Predicate<dyn Object>;
 
-/// A filter on one source's events (or, as an [`EventFilter`], on every source's).
+/// A filter on one source's events (or, as an [`EventFilter`], on a controller's sources').
 pub struct Predicate<K: ?Sized> {
     add: Option<ObjectTest<K>>,
     update: Option<UpdateTest<K>>,

@@ -136,6 +136,15 @@ where
         stop.cancelled().await;
 
         self.intake.set(None);
+        // The triggers stop at `stop`; taking them back is raced with a lease lost meanwhile,
+        // whose reconciles must be cancelled first (then the rest are taken back).
+        if !abandon.is_cancelled() {
+            tokio::select! {
+                biased;
+                () = abandon.cancelled() => {}
+                () = self.take_back(&mut triggers) => {}
+            }
+        }
         if abandon.is_cancelled() {
             // Leadership lost: another candidate may lead by now. The reconciles in progress
             // are cancelled at once, before anything else is waited for; the queue keeps its
@@ -146,10 +155,9 @@ where
             );
             workers.abort_all();
             while workers.join_next().await.is_some() {}
-            self.take_back(triggers).await;
+            self.take_back(&mut triggers).await;
             return;
         }
-        self.take_back(triggers).await;
         queue.shut_down();
         // Wait for the workers, but not past the shutdown timeout, and not at all once the
         // term is abandoned: another candidate may lead by now.
@@ -179,7 +187,7 @@ where
 
     /// Keeps the triggers that a term polled for the next term, once each has stopped (at the
     /// term's `stop`, which has come), less those whose stream ended or panicked.
-    async fn take_back(&self, mut triggers: JoinSet<Option<Trigger>>) {
+    async fn take_back(&self, triggers: &mut JoinSet<Option<Trigger>>) {
         while let Some(polled) = triggers.join_next().await {
             match polled {
                 Ok(Some(trigger)) => self.triggers.lock().push(trigger),

@@ -54,6 +54,17 @@ impl Intake {
         self.filters.iter().all(|f| f.add(obj))
     }
 
+    /// Whether an update from `old` to `new` passes the event filters.
+    pub(crate) fn filters_update(&self, old: &dyn Object, new: &dyn Object) -> bool {
+        self.filters.iter().all(|f| f.update(old, new))
+    }
+
+    /// Whether a delete of `obj` passes the event filters (`None`: final state unknown, which
+    /// passes).
+    pub(crate) fn filters_delete(&self, obj: Option<&dyn Object>) -> bool {
+        self.filters.iter().all(|f| f.delete(obj))
+    }
+
     /// Says that the controller's caches have synced: sources waiting for it may start.
     pub(crate) fn mark_caches_synced(&self) {
         self.caches_synced.cancel();
@@ -105,7 +116,7 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
     }
 
     fn on_update(&mut self, old: &Arc<T>, new: &Arc<T>) {
-        let filtered = self.intake.filters.iter().all(|f| f.update(&**old, &**new));
+        let filtered = self.intake.filters_update(&**old, &**new);
         if filtered && self.predicates.iter().all(|p| p.update(old, new)) {
             // Unchanged: a resync, or a relist that found the object as it was.
             let priority = if old.resource_version() == new.resource_version() {
@@ -129,11 +140,7 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
 
     fn on_delete(&mut self, deleted: DeletedObject<T>) {
         let obj = deleted.object().map(|o| &**o);
-        let filtered = self
-            .intake
-            .filters
-            .iter()
-            .all(|f| f.delete(obj.map(|o| o as &dyn Object)));
+        let filtered = self.intake.filters_delete(obj.map(|o| o as &dyn Object));
         if !filtered || !self.predicates.iter().all(|p| p.delete(obj)) {
             return;
         }
@@ -371,6 +378,47 @@ mod tests {
                 ("ns/first".to_owned(), LOW_PRIORITY),
             ]
         );
+        queue.shut_down();
+    }
+
+    /// The controller's event filters apply to every event of a source, before its own
+    /// predicates; a delete whose final state is unknown passes them.
+    #[test]
+    fn event_filters_apply_to_adds_updates_and_deletes() {
+        let quiet = crate::EventFilter::new(|o: &dyn Object| o.labels().get("quiet").is_none());
+        let intake = Arc::new(Intake::with_filters(vec![
+            quiet,
+            crate::EventFilter::resource_version_changed(),
+        ]));
+        let mut handler = SourceHandler::<PartialObjectMetadata> {
+            intake: Arc::clone(&intake),
+            map: owners(),
+            predicates: Vec::new(),
+            primary: true,
+        };
+        let queue = RateLimitingQueue::new(kclient_workqueue::default_controller_rate_limiter());
+        intake.set(Some(queue.clone().into()));
+        let labelled = |rv: &str, owner: &str| {
+            let mut o = (*obj("child", rv, Some(owner))).clone();
+            o.metadata.labels = Some([("quiet".into(), "yes".into())].into_iter().collect());
+            Arc::new(o)
+        };
+        handler.on_add(&labelled("1", "a"), false);
+        handler.on_add(&obj("child", "1", Some("b")), false);
+        assert_eq!(drain(&queue), ["ns/b"]);
+        // The second filter: an update at the same resourceVersion is left out.
+        handler.on_update(&obj("child", "1", Some("b")), &obj("child", "1", Some("b")));
+        handler.on_update(&obj("child", "1", Some("b")), &labelled("2", "c"));
+        assert!(drain(&queue).is_empty());
+        handler.on_update(&obj("child", "1", Some("b")), &obj("child", "2", Some("d")));
+        assert_eq!(drain(&queue), ["ns/b", "ns/d"]);
+        handler.on_delete(DeletedObject::Object(labelled("3", "e")));
+        assert!(drain(&queue).is_empty());
+        handler.on_delete(DeletedObject::Tombstone(DeletedFinalStateUnknown {
+            key: "ns/gone".to_owned(),
+            obj: None,
+        }));
+        assert_eq!(drain(&queue), ["ns/gone"]);
         queue.shut_down();
     }
 

@@ -28,8 +28,8 @@ use crate::queue::{NORMAL_PRIORITY, WorkQueue};
 pub(crate) enum Trigger {
     /// Each item is a key to reconcile, at [`NORMAL_PRIORITY`].
     Keys(BoxStream<'static, ObjectRef>),
-    /// Each item enqueues every cached primary object that passes the primary predicates (the
-    /// primary source's replay, at [`LOW_PRIORITY`](crate::LOW_PRIORITY)).
+    /// Each item enqueues every cached primary object that passes the primary predicates and
+    /// the event filters (the primary source's replay, at [`LOW_PRIORITY`](crate::LOW_PRIORITY)).
     All(BoxStream<'static, ()>),
 }
 

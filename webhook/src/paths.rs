@@ -41,7 +41,7 @@ fn path(verb: &str, gvk: &GroupVersionKind) -> String {
         "/{verb}-{}-{}-{}",
         gvk.group.replace('.', "-"),
         gvk.version,
-        gvk.kind.to_lowercase()
+        gvk.kind.to_ascii_lowercase()
     )
 }
 

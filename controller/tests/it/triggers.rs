@@ -263,8 +263,16 @@ async fn a_trigger_is_read_only_while_leading_and_kept_across_terms() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_trigger_that_is_always_ready_does_not_hold_its_runtime_thread() {
     // Without the budget this test would never get its thread back: a watchdog thread says so
-    // and ends the process instead of letting it hang.
+    // and ends the process instead of letting it hang. The test's end, however it ends (a
+    // failed assertion too), stands the watchdog down.
+    struct Finished(Arc<AtomicBool>);
+    impl Drop for Finished {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
     let finished = Arc::new(AtomicBool::new(false));
+    let _stand_down = Finished(Arc::clone(&finished));
     std::thread::spawn({
         let finished = Arc::clone(&finished);
         move || {
@@ -300,5 +308,4 @@ async fn a_trigger_that_is_always_ready_does_not_hold_its_runtime_thread() {
         .expect("the controller stopped within 30 s")
         .unwrap()
         .unwrap();
-    finished.store(true, Ordering::SeqCst);
 }
