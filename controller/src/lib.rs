@@ -89,6 +89,20 @@
 //! own), `/healthz` and `/readyz` probes, a `/metrics` endpoint and an ordered graceful
 //! shutdown; a runnable's error or a lost lease stops it. See the [`manager`] module.
 //!
+//! # Several namespaces
+//!
+//! A factory watches one namespace or all of them (client-go's `WithNamespace`); kclient has
+//! no cache that spans a chosen set of namespaces, as controller-runtime's
+//! `cache.Options.DefaultNamespaces` does. To reconcile the objects of a set of namespaces,
+//! either watch all of them and keep the others out with an
+//! [event filter](ControllerBuilder::with_event_filter)
+//! (`EventFilter::new(move |o: &dyn Object| namespaces.contains(o.namespace()))`; the cache
+//! then holds every namespace's objects, and the program needs the right to list them all),
+//! or, when its roles grant only those namespaces, build a factory
+//! (`SharedInformerFactory::with_namespace`) and a controller per namespace and run them under
+//! one [`manager::Manager`], named apart (`reconciler-<namespace>`), each with its own queue
+//! and workers.
+//!
 //! # Observability
 //!
 //! The controller's queue is named after the controller, so client-go's seven workqueue

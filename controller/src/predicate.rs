@@ -232,6 +232,24 @@ impl<K: Object + ?Sized> std::ops::Not for Predicate<K> {
     }
 }
 
+/// An [`EventFilter`] as one source's predicate, to use a filter written for every type on a
+/// single source (`.owns_with::<Secret>(vec![filter.into()])`).
+impl<K: Object> From<EventFilter> for Predicate<K> {
+    fn from(filter: EventFilter) -> Predicate<K> {
+        Predicate {
+            add: filter
+                .add
+                .map(|t| -> ObjectTest<K> { Arc::new(move |o: &K| t(o as &dyn Object)) }),
+            update: filter.update.map(|t| -> UpdateTest<K> {
+                Arc::new(move |o: &K, n: &K| t(o as &dyn Object, n as &dyn Object))
+            }),
+            delete: filter
+                .delete
+                .map(|t| -> ObjectTest<K> { Arc::new(move |o: &K| t(o as &dyn Object)) }),
+        }
+    }
+}
+
 /// Whether two string maps hold the same entries.
 fn same_map(a: &dyn StringMap, b: &dyn StringMap) -> bool {
     a.len() == b.len() && a.entries().all(|(k, v)| b.get(k) == Some(v))
@@ -243,6 +261,23 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_event_filter_becomes_a_typed_predicate_that_tests_the_same() {
+        let filter = EventFilter::generation_changed().and(!EventFilter::new(|o: &dyn Object| {
+            o.name().starts_with("skip")
+        }));
+        let typed: Predicate<PartialObjectMetadata> = filter.into();
+        let at = |name: &str, generation: i64| obj(json!({"name": name, "generation": generation}));
+        assert!(typed.add(&at("a", 1)));
+        assert!(!typed.add(&at("skip-me", 1)));
+        assert!(typed.update(&at("a", 1), &at("a", 2)));
+        assert!(!typed.update(&at("a", 1), &at("a", 1)));
+        assert!(!typed.update(&at("skip-me", 1), &at("skip-me", 2)));
+        assert!(typed.delete(Some(&at("a", 1))));
+        assert!(!typed.delete(Some(&at("skip-me", 1))));
+        assert!(typed.delete(None));
+    }
 
     fn obj(metadata: serde_json::Value) -> PartialObjectMetadata {
         serde_json::from_value(json!({ "metadata": metadata })).unwrap()
