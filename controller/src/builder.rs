@@ -316,6 +316,15 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
     /// ([`SharedInformerFactory::dynamic_informer`]; controller-runtime's `Owns` with an
     /// `unstructured.Unstructured`).
     pub fn owns_dynamic(self, resource: &ApiResource) -> Self {
+        self.owns_dynamic_with(resource, Vec::new())
+    }
+
+    /// [`owns_dynamic`](Self::owns_dynamic) with predicates on the children's events.
+    pub fn owns_dynamic_with(
+        self,
+        resource: &ApiResource,
+        predicates: Vec<Predicate<Unstructured>>,
+    ) -> Self {
         let informer = self.factory.dynamic_informer(resource);
         let owners = owner_mapper::<Unstructured>(self.primary());
         self.add_source(
@@ -323,7 +332,7 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
             resource.plural.clone(),
             informer,
             owners,
-            Vec::new(),
+            predicates,
             false,
         )
     }
@@ -394,13 +403,23 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         resource: &ApiResource,
         mapper: impl Fn(&Unstructured) -> Vec<ObjectRef> + Send + Sync + 'static,
     ) -> Self {
+        self.watches_dynamic_with(resource, mapper, Vec::new())
+    }
+
+    /// [`watches_dynamic`](Self::watches_dynamic) with predicates on the objects' events.
+    pub fn watches_dynamic_with(
+        self,
+        resource: &ApiResource,
+        mapper: impl Fn(&Unstructured) -> Vec<ObjectRef> + Send + Sync + 'static,
+        predicates: Vec<Predicate<Unstructured>>,
+    ) -> Self {
         let informer = self.factory.dynamic_informer(resource);
         self.add_source(
             format!("watches {} (dynamic)", resource.kind),
             resource.plural.clone(),
             informer,
             Arc::new(mapper),
-            Vec::new(),
+            predicates,
             false,
         )
     }

@@ -11,7 +11,7 @@ use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::{ApiResource, CreateOptions, GroupVersionKind, Object, Unstructured};
 use kclient_cache::CancellationToken;
 use kclient_controller::{
-    Action, ControllerBuilder, ObjectRef, owner_reference, owner_reference_for,
+    Action, ControllerBuilder, ObjectRef, Predicate, owner_reference, owner_reference_for,
 };
 use kclient_rest::Verb;
 use kclient_testenv::TestEnv;
@@ -82,6 +82,16 @@ async fn widgets() -> ApiResource {
 impl Setup {
     /// Creates the Widget `name` with `spec`; returns it.
     async fn create_widget(&self, name: &str, spec: serde_json::Value) -> Unstructured {
+        self.create_labelled_widget(name, spec, json!({})).await
+    }
+
+    /// Creates the Widget `name` with `spec` and `labels`; returns it.
+    async fn create_labelled_widget(
+        &self,
+        name: &str,
+        spec: serde_json::Value,
+        labels: serde_json::Value,
+    ) -> Unstructured {
         self.client
             .verb(Verb::Post)
             .group_version("dynamic.kclient.dev", "v1")
@@ -89,7 +99,7 @@ impl Setup {
             .resource("widgets")
             .json(&json!({
                 "apiVersion": "dynamic.kclient.dev/v1", "kind": "Widget",
-                "metadata": {"name": name}, "spec": spec,
+                "metadata": {"name": name, "labels": labels}, "spec": spec,
             }))
             .send()
             .await
@@ -278,15 +288,22 @@ async fn owns_dynamic_and_watches_dynamic_wake_a_typed_primary() {
     let controller = ControllerBuilder::new("dynamic-secondary-test", &s.factory)
         .for_::<ConfigMap>()
         .owns_dynamic(&ApiResource::of::<Secret>())
-        .watches_dynamic(&widgets, |widget: &Unstructured| {
-            widget
-                .nested_string(&["spec", "target"])
-                .ok()
-                .flatten()
-                .map(|target| ObjectRef::new(widget.namespace(), target))
-                .into_iter()
-                .collect()
-        })
+        .watches_dynamic_with(
+            &widgets,
+            |widget: &Unstructured| {
+                widget
+                    .nested_string(&["spec", "target"])
+                    .ok()
+                    .flatten()
+                    .map(|target| ObjectRef::new(widget.namespace(), target))
+                    .into_iter()
+                    .collect()
+            },
+            // Widgets labelled `ignore` wake nothing.
+            vec![Predicate::new(|w: &Unstructured| {
+                w.labels().get("ignore").is_none()
+            })],
+        )
         .workers(1)
         .reconcile(|cm: Arc<ConfigMap>, seen: Arc<Seen>| async move {
             seen.saw(cm.name(), String::new());
@@ -311,7 +328,9 @@ async fn owns_dynamic_and_watches_dynamic_wake_a_typed_primary() {
         .unwrap();
     eventually("the reconcile of a for its child", || seen.calls("a") == 2).await;
 
-    // A Widget pointing at b.
+    // An ignored Widget pointing at a, then one pointing at b: a is not woken.
+    s.create_labelled_widget("ignored", json!({"target": "a"}), json!({"ignore": "yes"}))
+        .await;
     s.create_widget("pointer", json!({"target": "b"})).await;
     eventually("the reconcile of b for the Widget", || seen.calls("b") == 2).await;
     assert_eq!(seen.calls("a"), 2);
