@@ -65,13 +65,16 @@ pub enum NoPrimary {}
 /// that wake it ([`owns`](Self::owns), [`watches`](Self::watches)), predicates and run
 /// options, then the reconcile function ([`reconcile`](Self::reconcile)).
 ///
-/// Informers come from the factory given to [`new`](Self::new), so a controller shares them
-/// with everything else made from that factory. Start the factory (`factory.start()`) after
+/// Informers come from the factory given to [`new`](Self::new) (and those given to
+/// [`with_factory`](Self::with_factory)), so a controller shares them with everything else
+/// made from that factory. Start the factory (`factory.start()`) after
 /// building the controllers: an informer made by the builder is started only by a later
 /// `start`.
 pub struct ControllerBuilder<'f, K = NoPrimary> {
     name: String,
-    factory: &'f SharedInformerFactory,
+    /// The factories the sources' informers come from: the one given to `new`, then those of
+    /// `with_factory`.
+    factories: Vec<&'f SharedInformerFactory>,
     pub(crate) options: Options<K>,
     _primary: PhantomData<fn() -> K>,
 }
@@ -80,7 +83,7 @@ pub struct ControllerBuilder<'f, K = NoPrimary> {
 pub(crate) struct Options<K> {
     /// The primary resource's informer and descriptor: set by `for_` (or `for_dynamic`,
     /// `for_metadata`), so present in every builder with a primary type.
-    pub(crate) primary: Option<(SharedIndexInformer<K>, Arc<ApiResource>)>,
+    pub(crate) primary: Option<(Vec<SharedIndexInformer<K>>, Arc<ApiResource>)>,
     pub(crate) predicates: Vec<Predicate<K>>,
     pub(crate) event_filters: Vec<EventFilter>,
     pub(crate) sources: Vec<Register>,
@@ -117,7 +120,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     pub fn new(name: impl Into<String>, factory: &'f SharedInformerFactory) -> Self {
         ControllerBuilder {
             name: name.into(),
-            factory,
+            factories: vec![factory],
             options: Options {
                 primary: None,
                 predicates: Vec::new(),
@@ -140,11 +143,27 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
         }
     }
 
+    /// Also takes informers from `factory`, to reconcile the objects of its namespace too: a
+    /// controller over a set of namespaces, each watched by a factory
+    /// ([`SharedInformerFactory::with_namespace`]) of its own (controller-runtime's
+    /// `cache.Options.DefaultNamespaces`, for a program whose roles grant only those
+    /// namespaces). Every namespaced source then watches through every factory, each event
+    /// going to the one queue and its workers; a cluster-scoped source watches through the
+    /// first factory only, since each would watch it whole. Start every factory
+    /// (`factory.start()`; a [`Manager`](crate::manager::Manager) starts only its own).
+    pub fn with_factory(mut self, factory: &'f SharedInformerFactory) -> Self {
+        self.factories.push(factory);
+        self
+    }
+
     /// Names the primary resource `K`, the one reconciled: each of its events enqueues its
     /// own key (controller-runtime's `For`).
     pub fn for_<K: Resource>(self) -> ControllerBuilder<'f, K> {
-        let informer = self.factory.informer::<K>();
-        self.with_primary(informer, ApiResource::of::<K>())
+        let resource = ApiResource::of::<K>();
+        let informers = factories_for(&self.factories, resource.namespaced)
+            .map(|f| f.informer::<K>())
+            .collect();
+        self.with_primary(informers, resource)
     }
 
     /// Names a primary resource known only at run time, such as a custom resource found
@@ -160,8 +179,10 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// [`add_finalizer`](crate::add_finalizer)) need a typed object, so a dynamic reconcile
     /// edits `metadata.finalizers` itself (a merge patch).
     pub fn for_dynamic(self, resource: &ApiResource) -> ControllerBuilder<'f, Unstructured> {
-        let informer = self.factory.dynamic_informer(resource);
-        self.with_primary(informer, resource.clone())
+        let informers = factories_for(&self.factories, resource.namespaced)
+            .map(|f| f.dynamic_informer(resource))
+            .collect();
+        self.with_primary(informers, resource.clone())
     }
 
     /// Names the primary resource `K`, cached and reconciled as its metadata only
@@ -171,18 +192,20 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// annotations, owners or finalizers and never reads the spec, at a fraction of the memory.
     pub fn for_metadata<K: Resource>(self) -> ControllerBuilder<'f, PartialObjectMetadata> {
         let resource = ApiResource::of::<K>();
-        let informer = self.factory.metadata_informer(&resource);
-        self.with_primary(informer, resource)
+        let informers = factories_for(&self.factories, resource.namespaced)
+            .map(|f| f.metadata_informer(&resource))
+            .collect();
+        self.with_primary(informers, resource)
     }
 
     fn with_primary<K: Object>(
         self,
-        informer: SharedIndexInformer<K>,
+        informers: Vec<SharedIndexInformer<K>>,
         resource: ApiResource,
     ) -> ControllerBuilder<'f, K> {
         let options = Options {
             described: vec![format!("for {}", resource.kind)],
-            primary: Some((informer, Arc::new(resource))),
+            primary: Some((informers, Arc::new(resource))),
             predicates: Vec::new(),
             event_filters: Vec::new(),
             sources: Vec::new(),
@@ -200,7 +223,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
         };
         ControllerBuilder {
             name: self.name,
-            factory: self.factory,
+            factories: self.factories,
             options,
             _primary: PhantomData,
         }
@@ -270,12 +293,12 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
 
     /// [`owns`](Self::owns) with predicates on `C`'s events.
     pub fn owns_with<C: Resource>(self, predicates: Vec<Predicate<C>>) -> Self {
-        let informer = self.factory.informer::<C>();
+        let informers = self.informers(ApiResource::of::<C>().namespaced, |f| f.informer::<C>());
         let owners = owner_mapper::<C>(self.primary());
         self.add_source(
             format!("owns {}", C::KIND),
             C::PLURAL,
-            informer,
+            informers,
             owners,
             predicates,
             false,
@@ -299,12 +322,13 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         self,
         predicates: Vec<Predicate<PartialObjectMetadata>>,
     ) -> Self {
-        let informer = self.factory.metadata_informer(&ApiResource::of::<C>());
+        let resource = ApiResource::of::<C>();
+        let informers = self.informers(resource.namespaced, |f| f.metadata_informer(&resource));
         let owners = owner_mapper::<PartialObjectMetadata>(self.primary());
         self.add_source(
             format!("owns {} (metadata)", C::KIND),
             C::PLURAL,
-            informer,
+            informers,
             owners,
             predicates,
             false,
@@ -325,12 +349,12 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         resource: &ApiResource,
         predicates: Vec<Predicate<Unstructured>>,
     ) -> Self {
-        let informer = self.factory.dynamic_informer(resource);
+        let informers = self.informers(resource.namespaced, |f| f.dynamic_informer(resource));
         let owners = owner_mapper::<Unstructured>(self.primary());
         self.add_source(
             format!("owns {} (dynamic)", resource.kind),
             resource.plural.clone(),
-            informer,
+            informers,
             owners,
             predicates,
             false,
@@ -350,18 +374,29 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
     /// to compare with) and no resync.
     pub fn owns_uncached<C: Resource>(mut self) -> Self {
         let resource = ApiResource::of::<C>();
-        let lister_watcher = self.factory.metadata_lister_watcher(&resource);
-        // Named as the factory names its reflectors (`configmaps`, `deployments.apps`), plus
-        // whose owners it tracks: the name its logs and metrics carry.
-        let name = format!(
-            "{} (owners for {})",
-            resource.gvr().group_resource(),
-            self.name
-        );
         let owners = owner_mapper::<PartialObjectMetadata>(self.primary());
-        self.options
-            .sources
-            .push(register_uncached(name, lister_watcher, owners));
+        let several = self.factories.len() > 1 && resource.namespaced;
+        for factory in factories_for(&self.factories, resource.namespaced) {
+            let lister_watcher = factory.metadata_lister_watcher(&resource);
+            // Named as the factory names its reflectors (`configmaps`, `deployments.apps`),
+            // plus whose owners it tracks (and where, with several factories): the name its
+            // logs and metrics carry.
+            let name = match factory.namespace() {
+                Some(namespace) if several => format!(
+                    "{} in {namespace} (owners for {})",
+                    resource.gvr().group_resource(),
+                    self.name
+                ),
+                _ => format!(
+                    "{} (owners for {})",
+                    resource.gvr().group_resource(),
+                    self.name
+                ),
+            };
+            self.options
+                .sources
+                .push(register_uncached(name, lister_watcher, Arc::clone(&owners)));
+        }
         self.options
             .described
             .push(format!("owns {} (uncached)", C::KIND));
@@ -384,11 +419,11 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         mapper: impl Fn(&W) -> Vec<ObjectRef> + Send + Sync + 'static,
         predicates: Vec<Predicate<W>>,
     ) -> Self {
-        let informer = self.factory.informer::<W>();
+        let informers = self.informers(ApiResource::of::<W>().namespaced, |f| f.informer::<W>());
         self.add_source(
             format!("watches {}", W::KIND),
             W::PLURAL,
-            informer,
+            informers,
             Arc::new(mapper),
             predicates,
             false,
@@ -413,11 +448,11 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         mapper: impl Fn(&Unstructured) -> Vec<ObjectRef> + Send + Sync + 'static,
         predicates: Vec<Predicate<Unstructured>>,
     ) -> Self {
-        let informer = self.factory.dynamic_informer(resource);
+        let informers = self.informers(resource.namespaced, |f| f.dynamic_informer(resource));
         self.add_source(
             format!("watches {} (dynamic)", resource.kind),
             resource.plural.clone(),
-            informer,
+            informers,
             Arc::new(mapper),
             predicates,
             false,
@@ -444,11 +479,12 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         mapper: impl Fn(&PartialObjectMetadata) -> Vec<ObjectRef> + Send + Sync + 'static,
         predicates: Vec<Predicate<PartialObjectMetadata>>,
     ) -> Self {
-        let informer = self.factory.metadata_informer(&ApiResource::of::<W>());
+        let resource = ApiResource::of::<W>();
+        let informers = self.informers(resource.namespaced, |f| f.metadata_informer(&resource));
         self.add_source(
             format!("watches {} (metadata)", W::KIND),
             W::PLURAL,
-            informer,
+            informers,
             Arc::new(mapper),
             predicates,
             false,
@@ -546,24 +582,37 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         self
     }
 
+    /// The informers of a source, one from each factory it watches through.
+    fn informers<T>(
+        &self,
+        namespaced: bool,
+        informer: impl Fn(&SharedInformerFactory) -> SharedIndexInformer<T>,
+    ) -> Vec<SharedIndexInformer<T>> {
+        factories_for(&self.factories, namespaced)
+            .map(informer)
+            .collect()
+    }
+
     fn add_source<T: Object>(
         mut self,
         description: String,
         plural: impl Into<String>,
-        informer: SharedIndexInformer<T>,
+        informers: Vec<SharedIndexInformer<T>>,
         map: Mapper<T>,
         predicates: Vec<Predicate<T>>,
         primary: bool,
     ) -> Self {
-        let name = self.name.clone();
-        self.options.sources.push(register(
-            name,
-            plural.into(),
-            informer,
-            map,
-            predicates,
-            primary,
-        ));
+        let plural = plural.into();
+        for informer in informers {
+            self.options.sources.push(register(
+                self.name.clone(),
+                plural.clone(),
+                informer,
+                Arc::clone(&map),
+                predicates.clone(),
+                primary,
+            ));
+        }
         self.options.described.push(description);
         self
     }
@@ -738,22 +787,40 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         let reconcile: ReconcileFn<K, Ctx, E> =
             Arc::new(move |obj, ctx| reconcile(obj, ctx).boxed());
         let mut options = self.options;
-        let Some((informer, resource)) = options.primary.take() else {
+        let Some((informers, resource)) = options.primary.take() else {
             // A builder with a primary type is made only by `with_primary`, which sets it.
             unreachable!("ControllerBuilder::for_ sets the primary informer")
         };
         let predicates = std::mem::take(&mut options.predicates);
-        let primary = register(
-            self.name.clone(),
-            resource.plural.clone(),
-            informer.clone(),
-            Arc::new(|obj: &K| vec![ObjectRef::from_obj(obj)]),
-            predicates,
-            true,
-        );
-        options.sources.insert(0, primary);
-        Controller::new(self.name, informer, options, reconcile)
+        let own_key: Mapper<K> = Arc::new(|obj: &K| vec![ObjectRef::from_obj(obj)]);
+        // The primary sources first, one per informer: the runtime's replays start with them.
+        let primaries: Vec<Register> = informers
+            .iter()
+            .map(|informer| {
+                register(
+                    self.name.clone(),
+                    resource.plural.clone(),
+                    informer.clone(),
+                    Arc::clone(&own_key),
+                    predicates.clone(),
+                    true,
+                )
+            })
+            .collect();
+        options.sources.splice(0..0, primaries);
+        Controller::new(self.name, informers, options, reconcile)
     }
+}
+
+/// The factories a source of a resource watches through: every one for a namespaced resource
+/// (each watches its namespace), the first for a cluster-scoped one, which each would watch
+/// whole.
+fn factories_for<'a, 'f>(
+    factories: &'a [&'f SharedInformerFactory],
+    namespaced: bool,
+) -> impl Iterator<Item = &'f SharedInformerFactory> + 'a {
+    let take = if namespaced { factories.len() } else { 1 };
+    factories.iter().copied().take(take)
 }
 
 /// The registration of one source, run when the controller starts.
@@ -849,6 +916,23 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    #[test]
+    fn a_cluster_scoped_source_watches_through_the_first_factory_only() {
+        let client =
+            kclient_rest::Client::new(kclient_rest::Config::new("https://127.0.0.1:1")).unwrap();
+        let a = SharedInformerFactory::new(client.clone(), std::time::Duration::ZERO)
+            .with_namespace("a");
+        let b = SharedInformerFactory::new(client, std::time::Duration::ZERO).with_namespace("b");
+        let factories = [&a, &b];
+        let namespaces = |namespaced| {
+            factories_for(&factories, namespaced)
+                .map(|f| f.namespace().unwrap_or_default().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(namespaces(true), ["a", "b"]);
+        assert_eq!(namespaces(false), ["a"]);
     }
 
     #[test]

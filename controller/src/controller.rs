@@ -36,7 +36,8 @@ pub(crate) type ErrorPolicyFn<Ctx, E> =
 /// [`ControllerBuilder::reconcile`](crate::ControllerBuilder::reconcile).
 pub struct Controller<K, Ctx, E> {
     name: String,
-    informer: SharedIndexInformer<K>,
+    /// The primary resource's informers, one per factory.
+    informers: Vec<SharedIndexInformer<K>>,
     options: Options<K>,
     reconcile: ReconcileFn<K, Ctx, E>,
     on_deleted: Option<DeletedFn<Ctx, E>>,
@@ -66,13 +67,13 @@ where
 {
     pub(crate) fn new(
         name: String,
-        informer: SharedIndexInformer<K>,
+        informers: Vec<SharedIndexInformer<K>>,
         options: Options<K>,
         reconcile: ReconcileFn<K, Ctx, E>,
     ) -> Self {
         Controller {
             name,
-            informer,
+            informers,
             options,
             reconcile,
             on_deleted: None,
@@ -147,7 +148,7 @@ where
     pub async fn run(self, ctx: Arc<Ctx>, shutdown: CancellationToken) -> Result<(), Error> {
         let Controller {
             name,
-            informer,
+            informers,
             options,
             reconcile,
             on_deleted,
@@ -186,7 +187,8 @@ where
         }
         let runtime = Arc::new(Runtime {
             metrics: ControllerMetrics::new(provider.as_ref(), &name, options.workers),
-            indexer: informer.get_indexer(),
+            indexers: informers.iter().map(|i| i.get_indexer()).collect(),
+            primary_sources: informers.len(),
             replays,
             triggers: parking_lot::Mutex::new(options.triggers),
             reconcile,

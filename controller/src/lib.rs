@@ -91,17 +91,17 @@
 //!
 //! # Several namespaces
 //!
-//! A factory watches one namespace or all of them (client-go's `WithNamespace`); kclient has
-//! no cache that spans a chosen set of namespaces, as controller-runtime's
-//! `cache.Options.DefaultNamespaces` does. To reconcile the objects of a set of namespaces,
-//! either watch all of them and keep the others out with an
+//! A factory watches one namespace or all of them (client-go's `WithNamespace`). A controller
+//! reconciles the objects of a set of namespaces (controller-runtime's
+//! `cache.Options.DefaultNamespaces`) with a factory per namespace:
+//! [`ControllerBuilder::new`] takes the first and
+//! [`with_factory`](ControllerBuilder::with_factory) each other one, and every namespaced
+//! source then watches through all of them into the one queue. That is what a program whose
+//! roles grant only those namespaces needs. One that may list every namespace can instead
+//! watch them all and keep the others out with an
 //! [event filter](ControllerBuilder::with_event_filter)
-//! (`EventFilter::new(move |o: &dyn Object| namespaces.contains(o.namespace()))`; the cache
-//! then holds every namespace's objects, and the program needs the right to list them all),
-//! or, when its roles grant only those namespaces, build a factory
-//! (`SharedInformerFactory::with_namespace`) and a controller per namespace and run them under
-//! one [`manager::Manager`], named apart (`reconciler-<namespace>`), each with its own queue
-//! and workers.
+//! (`EventFilter::new(move |o: &dyn Object| namespaces.contains(o.namespace()))`), at the
+//! cost of caching every namespace's objects.
 //!
 //! # Observability
 //!
@@ -185,7 +185,7 @@
 //! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only, started once the other caches have synced; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
 //! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)`; `watches_metadata::<W>(fn(&PartialObjectMetadata) -> Vec<ObjectRef>)` from a metadata-only cache | `Watches(src, EnqueueRequestsFromMapFunc)`; `WatchesMetadata` | `watches(Api<W>, cfg, mapper)` |
 //! | Keys from outside the cluster | `reconcile_on(Stream<ObjectRef>)`, `reconcile_all_on(Stream<()>)`; polled only while reconciling (leading), kept unread between terms | `WatchesRawSource(source.Channel(ch, handler))`, started with the controller | `reconcile_on` (unstable feature), `reconcile_all_on` |
-//! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program | the manager's shared cache | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
+//! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program; a set of namespaces through a factory each (`with_factory`) | the manager's shared cache (`DefaultNamespaces` for a set of namespaces) | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
 //! | Predicates | generation, labels, annotations, resourceVersion changed; label selector; custom; `and`, `or`, `!` (`Not`), event kind by event kind; `with_event_filter(EventFilter)` for all the watches | the same set (`LabelSelectorPredicate` for the selector), `And`/`Or`/`Not`; `WithEventFilter` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
 //! | Reconcile signature | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` | `Reconcile(ctx, Request) (Result, error)`: a key, the object read again by the user | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` |
 //! | Requeue after a delay | `Action::requeue_after(d)` | `Result{RequeueAfter: d}` | `Action::requeue(d)` |

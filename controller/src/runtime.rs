@@ -61,9 +61,12 @@ use crate::trigger::Trigger;
 /// Everything the workers of a controller share.
 pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) name: String,
-    pub(crate) indexer: Indexer<K>,
+    /// The primary resource's caches, one per factory (each holds its namespace's objects).
+    pub(crate) indexers: Vec<Indexer<K>>,
+    /// How many of the replays, at the front, are the primary resource's.
+    pub(crate) primary_sources: usize,
     /// Each source's replay of what it already knows, run at a term's start; the primary
-    /// resource's first.
+    /// resource's first (`primary_sources` of them).
     pub(crate) replays: Vec<Replay>,
     /// The triggers, between terms; each term polls them until it stops, then puts back
     /// those whose stream has not ended.
@@ -115,9 +118,18 @@ where
         }
         // The triggers, polled until the term stops (see `crate::trigger`).
         let mut triggers = JoinSet::new();
-        let replay_primary: Replay = match self.replays.first() {
-            Some(replay) => Arc::clone(replay),
-            None => Arc::new(|_: &WorkQueue| {}),
+        let replay_primary: Replay = {
+            let primaries: Vec<Replay> = self
+                .replays
+                .iter()
+                .take(self.primary_sources)
+                .cloned()
+                .collect();
+            Arc::new(move |queue: &WorkQueue| {
+                for replay in &primaries {
+                    replay(queue);
+                }
+            })
         };
         let name: Arc<str> = Arc::from(self.name.as_str());
         let between_terms = std::mem::take(&mut *self.triggers.lock());
@@ -252,7 +264,8 @@ where
         // done and retried with backoff, and the worker lives on (controller-runtime's
         // RecoverPanic, on by default).
         let call = panic::catch_unwind(AssertUnwindSafe(|| {
-            match self.indexer.get_by_key(&key.cache_key()) {
+            let cache_key = key.cache_key();
+            match self.indexers.iter().find_map(|i| i.get_by_key(&cache_key)) {
                 Some(obj) => Some((self.reconcile)(obj, ctx)),
                 None => self
                     .on_deleted

@@ -217,6 +217,12 @@ impl SharedInformerFactory {
         self
     }
 
+    /// The namespace the informers are restricted to ([`with_namespace`](Self::with_namespace)),
+    /// `None` for every namespace.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
     /// Adjusts the options of every list and watch, for example to add a label selector
     /// (client-go's `WithTweakListOptions`).
     pub fn with_tweak_list_options(

@@ -11,6 +11,7 @@ mod events;
 mod finalizer;
 mod leader_election;
 mod manager;
+mod namespaces;
 mod owner;
 mod predicates;
 mod priority;

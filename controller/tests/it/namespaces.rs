@@ -1,0 +1,180 @@
+//! A controller over a set of namespaces, each watched by a factory of its own
+//! (`with_factory`): the objects of every watched namespace reach one queue, children wake
+//! their owners in their namespace, `reconcile_all_on` replays every namespace, and a
+//! namespace no factory watches is never reconciled.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kclient_api::core::v1::{ConfigMap, Secret};
+use kclient_apimachinery::{CreateOptions, Object};
+use kclient_cache::CancellationToken;
+use kclient_clientset::Api;
+use kclient_controller::{Action, ControllerBuilder, owner_reference};
+use kclient_informers::SharedInformerFactory;
+use kclient_testenv::TestEnv;
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use crate::{Setup, eventually};
+
+/// Reconciles counted by `namespace/name`.
+#[derive(Default)]
+struct Seen(Mutex<HashMap<String, usize>>);
+
+impl Seen {
+    fn of(&self, key: &str) -> usize {
+        self.0.lock().get(key).copied().unwrap_or(0)
+    }
+    fn in_namespace(&self, namespace: &str) -> usize {
+        let prefix = format!("{namespace}/");
+        self.0
+            .lock()
+            .iter()
+            .filter(|(key, _)| key.starts_with(&prefix))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+async fn create(client: &kclient_rest::Client, namespace: &str, name: &str) -> ConfigMap {
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    cms.create(
+        &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
+        &CreateOptions::default(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("creating ConfigMap {namespace}/{name}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_controller_reconciles_the_namespaces_of_its_factories() {
+    let s = Setup::new().await;
+    let env = TestEnv::connect().await;
+    let (second, unwatched) = (env.namespace().await, env.namespace().await);
+    let (first, second_ns, other) = (s.ns.name(), second.name(), unwatched.name());
+    let second_factory =
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(second_ns);
+    create(&s.client, first, "a").await;
+    let b = create(&s.client, second_ns, "b").await;
+    create(&s.client, other, "c").await;
+
+    let seen = Arc::new(Seen::default());
+    let (tick, mut ticks) = mpsc::channel::<()>(1);
+    let controller = ControllerBuilder::new("namespaces-test", &s.factory)
+        .with_factory(&second_factory)
+        .for_::<ConfigMap>()
+        .owns::<Secret>()
+        .reconcile_all_on(futures_util::stream::poll_fn(move |cx| ticks.poll_recv(cx)))
+        .workers(1)
+        .reconcile(|cm: Arc<ConfigMap>, seen: Arc<Seen>| async move {
+            let key = format!("{}/{}", cm.namespace(), cm.name());
+            *seen.0.lock().entry(key).or_default() += 1;
+            Ok::<_, String>(Action::done())
+        });
+    // Each source described once, however many factories it watches through.
+    assert!(
+        format!("{controller:?}")
+            .contains(r#"sources: ["for ConfigMap", "owns Secret", "reconcile_all_on a stream"]"#),
+        "{controller:?}"
+    );
+    s.factory.start();
+    second_factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&seen), shutdown.clone()));
+
+    let (a_key, b_key) = (format!("{first}/a"), format!("{second_ns}/b"));
+    eventually(
+        "the first reconciles of a and b, in their namespaces",
+        || seen.of(&a_key) == 1 && seen.of(&b_key) == 1,
+    )
+    .await;
+
+    // A child of b, in b's namespace, wakes b.
+    let secrets: Api<Secret> = Api::namespaced(s.client.clone(), second_ns);
+    secrets
+        .create(
+            &serde_json::from_value(json!({"metadata": {
+                "name": "child", "ownerReferences": [owner_reference(&b)],
+            }}))
+            .unwrap(),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("b's reconcile for its child", || seen.of(&b_key) == 2).await;
+
+    // A ConfigMap created in the second namespace, and a tick: every watched namespace's
+    // ConfigMaps again.
+    let d_key = format!("{second_ns}/d");
+    create(&s.client, second_ns, "d").await;
+    eventually("d's reconcile", || seen.of(&d_key) == 1).await;
+    tick.send(()).await.unwrap();
+    eventually("the tick's reconciles in both namespaces", || {
+        seen.of(&a_key) == 2 && seen.of(&b_key) == 3 && seen.of(&d_key) == 2
+    })
+    .await;
+    assert_eq!(
+        seen.in_namespace(other),
+        0,
+        "a namespace no factory watches was reconciled"
+    );
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    second_factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_uncached_watches_the_children_of_every_namespace() {
+    let s = Setup::new().await;
+    let env = TestEnv::connect().await;
+    let second = env.namespace().await;
+    let second_factory =
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(second.name());
+    let a = create(&s.client, s.ns.name(), "a").await;
+    let b = create(&s.client, second.name(), "b").await;
+    let seen = Arc::new(Seen::default());
+    let controller = ControllerBuilder::new("namespaces-uncached-test", &s.factory)
+        .with_factory(&second_factory)
+        .for_::<ConfigMap>()
+        .owns_uncached::<Secret>()
+        .workers(1)
+        .reconcile(|cm: Arc<ConfigMap>, seen: Arc<Seen>| async move {
+            let key = format!("{}/{}", cm.namespace(), cm.name());
+            *seen.0.lock().entry(key).or_default() += 1;
+            Ok::<_, String>(Action::done())
+        });
+    s.factory.start();
+    second_factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&seen), shutdown.clone()));
+    let (a_key, b_key) = (format!("{}/a", s.ns.name()), format!("{}/b", second.name()));
+    eventually("the first reconciles", || {
+        seen.of(&a_key) >= 1 && seen.of(&b_key) >= 1
+    })
+    .await;
+    let (a_before, b_before) = (seen.of(&a_key), seen.of(&b_key));
+    for (owner, namespace) in [(&a, s.ns.name()), (&b, second.name())] {
+        let secrets: Api<Secret> = Api::namespaced(s.client.clone(), namespace);
+        secrets
+            .create(
+                &serde_json::from_value(json!({"metadata": {
+                    "name": "child", "ownerReferences": [owner_reference(owner)],
+                }}))
+                .unwrap(),
+                &CreateOptions::default(),
+            )
+            .await
+            .unwrap();
+    }
+    eventually("both owners woken by their children", || {
+        seen.of(&a_key) > a_before && seen.of(&b_key) > b_before
+    })
+    .await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    second_factory.shutdown().await;
+}
