@@ -84,6 +84,8 @@ pub(crate) struct Options<K> {
     /// The primary resource's informer and descriptor: set by `for_` (or `for_dynamic`,
     /// `for_metadata`), so present in every builder with a primary type.
     pub(crate) primary: Option<(Vec<SharedIndexInformer<K>>, Arc<ApiResource>)>,
+    /// The namespace of each primary informer's factory (`None`: every namespace).
+    pub(crate) primary_namespaces: Vec<Option<String>>,
     pub(crate) predicates: Vec<Predicate<K>>,
     pub(crate) event_filters: Vec<EventFilter>,
     pub(crate) sources: Vec<Register>,
@@ -99,6 +101,8 @@ pub(crate) struct Options<K> {
     pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) leader_election: Option<LeaderElectionConfig>,
     pub(crate) drain: bool,
+    /// Why the configuration cannot run (overlapping factories), returned by `run`.
+    pub(crate) invalid: Option<Error>,
 }
 
 impl<K> fmt::Debug for ControllerBuilder<'_, K> {
@@ -123,6 +127,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             factories: vec![factory],
             options: Options {
                 primary: None,
+                primary_namespaces: Vec::new(),
                 predicates: Vec::new(),
                 event_filters: Vec::new(),
                 sources: Vec::new(),
@@ -138,6 +143,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                 metrics_provider: None,
                 leader_election: None,
                 drain: true,
+                invalid: None,
             },
             _primary: PhantomData,
         }
@@ -149,10 +155,42 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// `cache.Options.DefaultNamespaces`, for a program whose roles grant only those
     /// namespaces). Every namespaced source then watches through every factory, each event
     /// going to the one queue and its workers; a cluster-scoped source watches through the
-    /// first factory only, since each would watch it whole. Start every factory
-    /// (`factory.start()`; a [`Manager`](crate::manager::Manager) starts only its own).
+    /// first factory only, since each would watch it whole. A reconcile reads the primary
+    /// object from the cache of its namespace's factory. Start every factory
+    /// (`factory.start()`), or give the others to the
+    /// [`Manager`](crate::manager::Manager) with
+    /// [`ManagerBuilder::with_factory`](crate::manager::ManagerBuilder::with_factory), which
+    /// then starts, waits for and shuts them down with its own.
+    ///
+    /// The factories must not overlap: each restricted to a namespace of its own. Otherwise
+    /// [`Controller::run`] fails with [`Error::is_factories`](crate::Error::is_factories)
+    /// (the same factory given twice is taken once). A cluster-scoped source takes the first
+    /// factory's list options ([`SharedInformerFactory::with_tweak_list_options`]) and needs
+    /// the right to list that resource across the cluster.
     pub fn with_factory(mut self, factory: &'f SharedInformerFactory) -> Self {
+        if self.factories.iter().any(|f| std::ptr::eq(*f, factory)) {
+            return self;
+        }
         self.factories.push(factory);
+        if self.options.invalid.is_none() {
+            let namespaces: Vec<Option<&str>> =
+                self.factories.iter().map(|f| f.namespace()).collect();
+            let problem = if namespaces.iter().any(Option::is_none) {
+                Some("one of its factories watches every namespace".to_owned())
+            } else {
+                namespaces
+                    .iter()
+                    .enumerate()
+                    .find(|(i, ns)| namespaces[..*i].contains(ns))
+                    .map(|(_, ns)| {
+                        format!(
+                            "two of its factories watch namespace {}",
+                            ns.unwrap_or_default()
+                        )
+                    })
+            };
+            self.options.invalid = problem.map(|p| Error::factories(&self.name, &p));
+        }
         self
     }
 
@@ -203,7 +241,11 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
         informers: Vec<SharedIndexInformer<K>>,
         resource: ApiResource,
     ) -> ControllerBuilder<'f, K> {
+        let primary_namespaces = factories_for(&self.factories, resource.namespaced)
+            .map(|f| f.namespace().map(str::to_owned))
+            .collect();
         let options = Options {
+            primary_namespaces,
             described: vec![format!("for {}", resource.kind)],
             primary: Some((informers, Arc::new(resource))),
             predicates: Vec::new(),
@@ -220,6 +262,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             metrics_provider: self.options.metrics_provider,
             leader_election: self.options.leader_election,
             drain: self.options.drain,
+            invalid: self.options.invalid,
         };
         ControllerBuilder {
             name: self.name,

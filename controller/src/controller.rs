@@ -154,6 +154,9 @@ where
             on_deleted,
             error_policy,
         } = self;
+        if let Some(invalid) = options.invalid {
+            return Err(invalid);
+        }
         // The elector checks its configuration: before the caches are waited for, which can
         // take minutes on a large cluster.
         let election = options
@@ -188,6 +191,7 @@ where
         let runtime = Arc::new(Runtime {
             metrics: ControllerMetrics::new(provider.as_ref(), &name, options.workers),
             indexers: informers.iter().map(|i| i.get_indexer()).collect(),
+            indexer_namespaces: options.primary_namespaces,
             primary_sources: informers.len(),
             replays,
             triggers: parking_lot::Mutex::new(options.triggers),

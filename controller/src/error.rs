@@ -25,6 +25,7 @@ enum ErrorKind {
     ShutdownTimeout,
     Bind,
     DuplicateName,
+    Factories,
 }
 
 impl Error {
@@ -130,6 +131,17 @@ impl Error {
                  (ControllerBuilder::leader_election), but a manager elects all its runnables \
                  with one election: remove it from the controller and configure the manager's \
                  (ManagerBuilder::leader_election)"
+            ),
+        )
+    }
+
+    /// The factories given to `ControllerBuilder::with_factory` overlap.
+    pub(crate) fn factories(controller: &str, problem: &str) -> Self {
+        Error::new(
+            ErrorKind::Factories,
+            format!(
+                "controller {controller}: {problem}; a controller over several factories needs \
+                 each restricted to a namespace of its own (SharedInformerFactory::with_namespace)"
             ),
         )
     }
@@ -246,6 +258,13 @@ impl Error {
     /// otherwise share (controller-runtime refuses a name used anywhere in the process).
     pub fn is_duplicate_name(&self) -> bool {
         self.kind == ErrorKind::DuplicateName
+    }
+
+    /// Whether the factories of a controller over several namespaces
+    /// ([`ControllerBuilder::with_factory`](crate::ControllerBuilder::with_factory)) overlap:
+    /// one watches every namespace, or two watch the same one.
+    pub fn is_factories(&self) -> bool {
+        self.kind == ErrorKind::Factories
     }
 
     /// Whether a manager could not listen on its health probe or metrics address.

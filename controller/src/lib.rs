@@ -96,8 +96,10 @@
 //! `cache.Options.DefaultNamespaces`) with a factory per namespace:
 //! [`ControllerBuilder::new`] takes the first and
 //! [`with_factory`](ControllerBuilder::with_factory) each other one, and every namespaced
-//! source then watches through all of them into the one queue. That is what a program whose
-//! roles grant only those namespaces needs. One that may list every namespace can instead
+//! source then watches through all of them into the one queue (under a manager, give it the
+//! other factories too: [`manager::ManagerBuilder::with_factory`]). That is what a program
+//! whose roles grant only those namespaces needs; a cluster-scoped source still lists its
+//! resource across the cluster, through the first factory. One that may list every namespace can instead
 //! watch them all and keep the others out with an
 //! [event filter](ControllerBuilder::with_event_filter)
 //! (`EventFilter::new(move |o: &dyn Object| namespaces.contains(o.namespace()))`), at the

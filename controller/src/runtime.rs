@@ -63,6 +63,8 @@ pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) name: String,
     /// The primary resource's caches, one per factory (each holds its namespace's objects).
     pub(crate) indexers: Vec<Indexer<K>>,
+    /// The namespace of each of `indexers` (`None`: every namespace).
+    pub(crate) indexer_namespaces: Vec<Option<String>>,
     /// How many of the replays, at the front, are the primary resource's.
     pub(crate) primary_sources: usize,
     /// Each source's replay of what it already knows, run at a term's start; the primary
@@ -197,6 +199,23 @@ where
         }
     }
 
+    /// The primary object of `key` from the cache of its namespace: the one cache, or with
+    /// several factories (a namespace each, checked by `with_factory`) the one of the key's
+    /// namespace, as controller-runtime's multi-namespace cache routes a read.
+    fn cached(&self, key: &ObjectRef) -> Option<Arc<K>> {
+        let indexer = match self.indexers.as_slice() {
+            [only] => only,
+            several => {
+                let at = self
+                    .indexer_namespaces
+                    .iter()
+                    .position(|ns| ns.as_deref() == Some(key.namespace.as_str()))?;
+                several.get(at)?
+            }
+        };
+        indexer.get_by_key(&key.cache_key())
+    }
+
     /// Keeps the triggers that a term polled for the next term, once each has stopped (at the
     /// term's `stop`, which has come), less those whose stream ended or panicked.
     async fn take_back(&self, triggers: &mut JoinSet<Option<Trigger>>) {
@@ -263,15 +282,12 @@ where
         // can panic before it returns one) and in the future itself: either way the key is
         // done and retried with backoff, and the worker lives on (controller-runtime's
         // RecoverPanic, on by default).
-        let call = panic::catch_unwind(AssertUnwindSafe(|| {
-            let cache_key = key.cache_key();
-            match self.indexers.iter().find_map(|i| i.get_by_key(&cache_key)) {
-                Some(obj) => Some((self.reconcile)(obj, ctx)),
-                None => self
-                    .on_deleted
-                    .as_ref()
-                    .map(|on_deleted| on_deleted(key.clone(), ctx)),
-            }
+        let call = panic::catch_unwind(AssertUnwindSafe(|| match self.cached(key) {
+            Some(obj) => Some((self.reconcile)(obj, ctx)),
+            None => self
+                .on_deleted
+                .as_ref()
+                .map(|on_deleted| on_deleted(key.clone(), ctx)),
         }));
         let outcome = match call {
             Ok(Some(call)) => {

@@ -24,7 +24,8 @@ pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Builds a [`Manager`]: made by [`Manager::builder`].
 pub struct ManagerBuilder {
-    factory: Arc<SharedInformerFactory>,
+    /// The manager's factory first, then those of `with_factory`.
+    factories: Vec<Arc<SharedInformerFactory>>,
     leader_election: Option<LeaderElectionConfig>,
     graceful_shutdown_timeout: Duration,
     cache_sync_timeout: Duration,
@@ -35,7 +36,7 @@ pub struct ManagerBuilder {
 impl fmt::Debug for ManagerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ManagerBuilder")
-            .field("factory", &self.factory)
+            .field("factories", &self.factories)
             .field("leader_election", &self.leader_election)
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
             .field("cache_sync_timeout", &self.cache_sync_timeout)
@@ -48,13 +49,23 @@ impl fmt::Debug for ManagerBuilder {
 impl ManagerBuilder {
     pub(crate) fn new(factory: Arc<SharedInformerFactory>) -> Self {
         ManagerBuilder {
-            factory,
+            factories: vec![factory],
             leader_election: None,
             graceful_shutdown_timeout: DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
             cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
             health_probe_bind_address: None,
             metrics: None,
         }
+    }
+
+    /// Also starts `factory`, waits for its caches with the others (the `informer-sync`
+    /// readiness check covers them all) and shuts it down with them: the factories of the
+    /// other namespaces of a controller over a set of namespaces
+    /// ([`ControllerBuilder::with_factory`](crate::ControllerBuilder::with_factory)).
+    /// [`Manager::factory`] stays the one given to [`Manager::builder`].
+    pub fn with_factory(mut self, factory: impl Into<Arc<SharedInformerFactory>>) -> Self {
+        self.factories.push(factory.into());
+        self
     }
 
     /// Runs the runnables that need leader election only while this candidate holds the lock
@@ -147,7 +158,7 @@ impl ManagerBuilder {
             );
         }
         Ok(Manager::new(
-            self.factory,
+            self.factories,
             election,
             self.graceful_shutdown_timeout,
             self.cache_sync_timeout,

@@ -46,7 +46,8 @@ pub(crate) struct Listeners {
 /// [`factory`](Self::factory), [`add`](Self::add) them and the other runnables, then
 /// [`run`](Self::run) it until a shutdown token fires.
 pub struct Manager {
-    factory: Arc<SharedInformerFactory>,
+    /// The manager's factory first, then those of `ManagerBuilder::with_factory`.
+    factories: Vec<Arc<SharedInformerFactory>>,
     election: Option<Election>,
     graceful_shutdown_timeout: Duration,
     cache_sync_timeout: Duration,
@@ -66,7 +67,7 @@ pub struct Manager {
 impl fmt::Debug for Manager {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Manager")
-            .field("factory", &self.factory)
+            .field("factories", &self.factories)
             .field("leader_election", &self.election.as_ref().map(|e| &e.lease))
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
             .field("health_probe_addr", &self.health_probe_addr())
@@ -96,7 +97,7 @@ impl Manager {
     }
 
     pub(crate) fn new(
-        factory: Arc<SharedInformerFactory>,
+        factories: Vec<Arc<SharedInformerFactory>>,
         election: Option<Election>,
         graceful_shutdown_timeout: Duration,
         cache_sync_timeout: Duration,
@@ -106,7 +107,7 @@ impl Manager {
     ) -> Self {
         let elected = Elected::new();
         Manager {
-            factory,
+            factories,
             election,
             graceful_shutdown_timeout,
             cache_sync_timeout,
@@ -125,7 +126,13 @@ impl Manager {
     /// (`ControllerBuilder::new(name, manager.factory())`) and to read listers; the manager
     /// starts it, waits for its caches and shuts it down.
     pub fn factory(&self) -> &Arc<SharedInformerFactory> {
-        &self.factory
+        &self.factories[0]
+    }
+
+    /// Every factory the manager starts, waits for and shuts down: [`factory`](Self::factory)
+    /// first, then those of [`ManagerBuilder::with_factory`].
+    pub fn factories(&self) -> &[Arc<SharedInformerFactory>] {
+        &self.factories
     }
 
     /// Resolves once the manager leads and has spawned its leader election runnables, or at
@@ -236,7 +243,7 @@ impl Manager {
     /// the lease if configured to); the factory's informers stop when its last `Arc` goes.
     pub async fn run(self, shutdown: CancellationToken) -> Result<(), Error> {
         let Manager {
-            factory,
+            factories,
             election,
             graceful_shutdown_timeout,
             cache_sync_timeout,
@@ -273,7 +280,7 @@ impl Manager {
         let mut running_election: Option<RunningElection> = None;
 
         let cause = start(
-            &factory,
+            &factories,
             election.as_ref(),
             cache_sync_timeout,
             listeners,
@@ -318,10 +325,12 @@ impl Manager {
         tracing::info!("stopping and waiting for non leader election runnables");
         still_running.extend(others.stop_and_wait(deadline).await);
         tracing::info!("stopping and waiting for caches");
-        if tokio::time::timeout_at(deadline, factory.shutdown())
-            .await
-            .is_err()
-        {
+        let caches = async {
+            for factory in &factories {
+                factory.shutdown().await;
+            }
+        };
+        if tokio::time::timeout_at(deadline, caches).await.is_err() {
             still_running.push("informer caches".to_owned());
         }
         tracing::info!("stopping and waiting for HTTP servers");
@@ -359,7 +368,7 @@ impl Manager {
 /// then waits for a reason to stop.
 #[allow(clippy::too_many_arguments)]
 async fn start(
-    factory: &SharedInformerFactory,
+    factories: &[Arc<SharedInformerFactory>],
     election: Option<&Election>,
     cache_sync_timeout: Duration,
     listeners: Listeners,
@@ -402,13 +411,29 @@ async fn start(
         servers.start(runnable, events_tx);
     }
 
-    // 2. The caches: start the factory's informers and wait for their sync.
-    factory.start();
+    // 2. The caches: start the factories' informers and wait for their sync.
+    for factory in factories {
+        factory.start();
+    }
+    let all_synced =
+        async {
+            let mut sync = Vec::new();
+            for factory in factories {
+                let namespace = factory.namespace().filter(|_| factories.len() > 1);
+                sync.extend(factory.wait_for_cache_sync().await.into_iter().map(
+                    |(name, synced)| match namespace {
+                        Some(namespace) => (format!("{name} in {namespace}"), synced),
+                        None => (name, synced),
+                    },
+                ));
+            }
+            sync
+        };
     let sync = tokio::select! {
         biased;
         () = shutdown.cancelled() => return Cause::Shutdown,
         cause = next_failure(events) => return cause,
-        sync = tokio::time::timeout(cache_sync_timeout, factory.wait_for_cache_sync()) => match sync {
+        sync = tokio::time::timeout(cache_sync_timeout, all_synced) => match sync {
             Ok(sync) => sync,
             Err(_) => return Cause::Failed(Error::manager_cache_sync_timeout(cache_sync_timeout)),
         },

@@ -33,8 +33,9 @@
 //!    failing; with them the runnables that
 //!    [`starts_before_caches`](Runnable::starts_before_caches) (webhook servers, which a
 //!    conversion webhook's caches need);
-//! 2. the caches: the factory is started and its informers' sync waited for (then the
-//!    [`INFORMER_SYNC_CHECK`] readiness check passes);
+//! 2. the caches: the factory (and those of [`ManagerBuilder::with_factory`]) is started and
+//!    its informers' sync waited for (then the [`INFORMER_SYNC_CHECK`] readiness check
+//!    passes);
 //! 3. the runnables that need no leader election;
 //! 4. the leader election;
 //! 5. once elected (at once without an election), the runnables that need it; then

@@ -1,19 +1,22 @@
 //! A controller over a set of namespaces, each watched by a factory of its own
-//! (`with_factory`): the objects of every watched namespace reach one queue, children wake
-//! their owners in their namespace, `reconcile_all_on` replays every namespace, and a
-//! namespace no factory watches is never reconciled.
-
+//! (`with_factory`), under a manager that starts and waits for every factory, as an identity
+//! granted only those namespaces: the objects of every watched namespace reach one queue,
+//! children wake their owners in their namespace, `reconcile_all_on` replays every namespace
+//! once, deletes reach `on_deleted`, and a namespace no factory watches is never reconciled.
+//! The controller waits for every factory's caches, and refuses factories that overlap.
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kclient_api::core::v1::{ConfigMap, Secret};
-use kclient_apimachinery::{CreateOptions, Object};
+use kclient_apimachinery::{CreateOptions, DeleteOptions, Object};
 use kclient_cache::CancellationToken;
 use kclient_clientset::Api;
-use kclient_controller::{Action, ControllerBuilder, owner_reference};
+use kclient_controller::manager::Manager;
+use kclient_controller::{Action, ControllerBuilder, ObjectRef, owner_reference};
 use kclient_informers::SharedInformerFactory;
-use kclient_testenv::TestEnv;
+use kclient_rest::Verb;
+use kclient_testenv::{Identity, TestEnv};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -49,22 +52,63 @@ async fn create(client: &kclient_rest::Client, namespace: &str, name: &str) -> C
     .unwrap_or_else(|e| panic!("creating ConfigMap {namespace}/{name}: {e}"))
 }
 
+/// Lets `kclient-restricted`, which has no other grant, read ConfigMaps and Secrets in
+/// `namespace`.
+async fn grant_reads(admin: &kclient_rest::Client, namespace: &str) {
+    for (resource, body) in [
+        (
+            "roles",
+            json!({"metadata": {"name": "reader"}, "rules": [{
+                "apiGroups": [""], "resources": ["configmaps", "secrets"],
+                "verbs": ["get", "list", "watch"],
+            }]}),
+        ),
+        (
+            "rolebindings",
+            json!({"metadata": {"name": "reader"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                              "name": "kclient-restricted"}]}),
+        ),
+    ] {
+        admin
+            .verb(Verb::Post)
+            .group_version("rbac.authorization.k8s.io", "v1")
+            .namespace(namespace)
+            .resource(resource)
+            .json(&body)
+            .send::<serde_json::Value>()
+            .await
+            .unwrap_or_else(|e| panic!("creating the {resource} in {namespace}: {e}"));
+    }
+}
+
+/// Under a manager that starts, waits for and shuts down both factories, as an identity whose
+/// roles grant only the two namespaces (so no factory could watch every namespace).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_controller_reconciles_the_namespaces_of_its_factories() {
     let s = Setup::new().await;
     let env = TestEnv::connect().await;
     let (second, unwatched) = (env.namespace().await, env.namespace().await);
     let (first, second_ns, other) = (s.ns.name(), second.name(), unwatched.name());
-    let second_factory =
-        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(second_ns);
+    grant_reads(&s.client, first).await;
+    grant_reads(&s.client, second_ns).await;
+    let restricted = env.client(Identity::Restricted);
+    let factory = |namespace: &str| {
+        SharedInformerFactory::new(restricted.clone(), Duration::ZERO).with_namespace(namespace)
+    };
     create(&s.client, first, "a").await;
     let b = create(&s.client, second_ns, "b").await;
     create(&s.client, other, "c").await;
 
+    let mut manager = Manager::builder(factory(first))
+        .with_factory(factory(second_ns))
+        .build()
+        .unwrap();
     let seen = Arc::new(Seen::default());
     let (tick, mut ticks) = mpsc::channel::<()>(1);
-    let controller = ControllerBuilder::new("namespaces-test", &s.factory)
-        .with_factory(&second_factory)
+    let controller = ControllerBuilder::new("namespaces-test", manager.factory())
+        .with_factory(&manager.factories()[1])
         .for_::<ConfigMap>()
         .owns::<Secret>()
         .reconcile_all_on(futures_util::stream::poll_fn(move |cx| ticks.poll_recv(cx)))
@@ -73,6 +117,10 @@ async fn one_controller_reconciles_the_namespaces_of_its_factories() {
             let key = format!("{}/{}", cm.namespace(), cm.name());
             *seen.0.lock().entry(key).or_default() += 1;
             Ok::<_, String>(Action::done())
+        })
+        .on_deleted(|key: ObjectRef, seen: Arc<Seen>| async move {
+            *seen.0.lock().entry(format!("deleted {key}")).or_default() += 1;
+            Ok::<_, String>(Action::done())
         });
     // Each source described once, however many factories it watches through.
     assert!(
@@ -80,10 +128,11 @@ async fn one_controller_reconciles_the_namespaces_of_its_factories() {
             .contains(r#"sources: ["for ConfigMap", "owns Secret", "reconcile_all_on a stream"]"#),
         "{controller:?}"
     );
-    s.factory.start();
-    second_factory.start();
+    manager
+        .add_controller(controller, Arc::clone(&seen))
+        .unwrap();
     let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.run(Arc::clone(&seen), shutdown.clone()));
+    let run = tokio::spawn(manager.run(shutdown.clone()));
 
     let (a_key, b_key) = (format!("{first}/a"), format!("{second_ns}/b"));
     eventually(
@@ -107,7 +156,7 @@ async fn one_controller_reconciles_the_namespaces_of_its_factories() {
     eventually("b's reconcile for its child", || seen.of(&b_key) == 2).await;
 
     // A ConfigMap created in the second namespace, and a tick: every watched namespace's
-    // ConfigMaps again.
+    // ConfigMaps again, each once (each namespace's cache is its factory's alone).
     let d_key = format!("{second_ns}/d");
     create(&s.client, second_ns, "d").await;
     eventually("d's reconcile", || seen.of(&d_key) == 1).await;
@@ -116,15 +165,88 @@ async fn one_controller_reconciles_the_namespaces_of_its_factories() {
         seen.of(&a_key) == 2 && seen.of(&b_key) == 3 && seen.of(&d_key) == 2
     })
     .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        (seen.of(&a_key), seen.of(&b_key), seen.of(&d_key)),
+        (2, 3, 2),
+        "reconciled more than once per event"
+    );
     assert_eq!(
         seen.in_namespace(other),
         0,
         "a namespace no factory watches was reconciled"
     );
 
+    // A delete in the second namespace: the key reaches on_deleted.
+    let cms: Api<ConfigMap> = Api::namespaced(s.client.clone(), second_ns);
+    cms.delete("d", &DeleteOptions::default()).await.unwrap();
+    eventually("on_deleted of d", || {
+        seen.of(&format!("deleted {d_key}")) == 1
+    })
+    .await;
+
     shutdown.cancel();
     run.await.unwrap().unwrap();
-    second_factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_caches_of_every_factory_are_waited_for_and_overlaps_are_refused() {
+    let s = Setup::new().await;
+    let env = TestEnv::connect().await;
+    let second = env.namespace().await;
+    let never_started =
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(second.name());
+    let noop = |_: Arc<ConfigMap>, _: Arc<()>| async { Ok::<_, String>(Action::done()) };
+    // The second factory is never started: its cache never syncs, and the controller says so.
+    let controller = ControllerBuilder::new("namespaces-sync-test", &s.factory)
+        .with_factory(&never_started)
+        .for_::<ConfigMap>()
+        .cache_sync_timeout(Duration::from_secs(2))
+        .reconcile(noop);
+    s.factory.start();
+    let err = controller
+        .run(Arc::new(()), CancellationToken::new())
+        .await
+        .expect_err("a factory that never started");
+    assert!(err.is_cache_sync(), "{err}");
+
+    // A factory of every namespace beside a namespaced one, or two of one namespace: refused.
+    let everywhere = SharedInformerFactory::new(s.client.clone(), Duration::ZERO);
+    let again =
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name());
+    for (other, problem) in [
+        (
+            &everywhere,
+            "one of its factories watches every namespace".to_owned(),
+        ),
+        (
+            &again,
+            format!("two of its factories watch namespace {}", s.ns.name()),
+        ),
+    ] {
+        let err = ControllerBuilder::new("namespaces-overlap-test", &s.factory)
+            .with_factory(other)
+            .for_::<ConfigMap>()
+            .reconcile(noop)
+            .run(Arc::new(()), CancellationToken::new())
+            .await
+            .expect_err("overlapping factories");
+        assert!(err.is_factories(), "{err}");
+        assert!(err.to_string().contains(&problem), "{err}");
+    }
+    // The same factory twice is the one factory.
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(
+        ControllerBuilder::new("namespaces-same-test", &s.factory)
+            .with_factory(&s.factory)
+            .for_::<ConfigMap>()
+            .reconcile(noop)
+            .run(Arc::new(()), shutdown.clone()),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!run.is_finished(), "the same factory twice was refused");
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
