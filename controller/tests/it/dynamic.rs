@@ -287,7 +287,13 @@ async fn owns_dynamic_and_watches_dynamic_wake_a_typed_primary() {
     // A Widget whose spec.target names a ConfigMap concerns it.
     let controller = ControllerBuilder::new("dynamic-secondary-test", &s.factory)
         .for_::<ConfigMap>()
-        .owns_dynamic(&ApiResource::of::<Secret>())
+        // Secrets labelled `ignore` wake nothing either.
+        .owns_dynamic_with(
+            &ApiResource::of::<Secret>(),
+            vec![Predicate::new(|s: &Unstructured| {
+                s.labels().get("ignore").is_none()
+            })],
+        )
         .watches_dynamic_with(
             &widgets,
             |widget: &Unstructured| {
@@ -317,16 +323,28 @@ async fn owns_dynamic_and_watches_dynamic_wake_a_typed_primary() {
     })
     .await;
 
-    // A Secret controlled by a, from the dynamic informer of Secrets.
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "child", "ownerReferences": [owner_reference(&a)]},
-    }))
-    .unwrap();
-    s.secrets()
-        .create(&secret, &CreateOptions::default())
+    // An ignored Secret controlled by b, then one controlled by a, from the dynamic informer
+    // of Secrets: a is woken, b is not (its child's add came first).
+    let b = s
+        .config_maps()
+        .get("b", &kclient_apimachinery::GetOptions::default())
         .await
         .unwrap();
+    for (name, owner, labels) in [
+        ("ignored-child", &b, json!({"ignore": "yes"})),
+        ("child", &a, json!({})),
+    ] {
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": labels, "ownerReferences": [owner_reference(owner)]},
+        }))
+        .unwrap();
+        s.secrets()
+            .create(&secret, &CreateOptions::default())
+            .await
+            .unwrap();
+    }
     eventually("the reconcile of a for its child", || seen.calls("a") == 2).await;
+    assert_eq!(seen.calls("b"), 1, "an ignored child woke its owner");
 
     // An ignored Widget pointing at a, then one pointing at b: a is not woken.
     s.create_labelled_widget("ignored", json!({"target": "a"}), json!({"ignore": "yes"}))
