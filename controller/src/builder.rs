@@ -149,7 +149,8 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
         }
     }
 
-    /// Also takes informers from `factory`, to reconcile the objects of its namespace too: a
+    /// Also takes informers from `factory` (call it before [`for_`](Self::for_)), to reconcile
+    /// the objects of its namespace too: a
     /// controller over a set of namespaces, each watched by a factory
     /// ([`SharedInformerFactory::with_namespace`]) of its own (controller-runtime's
     /// `cache.Options.DefaultNamespaces`, for a program whose roles grant only those
@@ -163,7 +164,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// then starts, waits for and shuts them down with its own.
     ///
     /// The factories must not overlap: each restricted to a namespace of its own. Otherwise
-    /// [`Controller::run`] fails with [`Error::is_factories`](crate::Error::is_factories)
+    /// [`Controller::run`] fails with [`Error::is_overlapping_factories`](crate::Error::is_overlapping_factories)
     /// (the same factory given twice is taken once). A cluster-scoped source takes the first
     /// factory's list options ([`SharedInformerFactory::with_tweak_list_options`]) and needs
     /// the right to list that resource across the cluster.
@@ -189,7 +190,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                         )
                     })
             };
-            self.options.invalid = problem.map(|p| Error::factories(&self.name, &p));
+            self.options.invalid = problem.map(|p| Error::overlapping_factories(&self.name, &p));
         }
         self
     }
@@ -228,6 +229,8 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// [`metadata_informer`](SharedInformerFactory::metadata_informer); controller-runtime's
     /// `For(&K{}, builder.OnlyMetadata)`): for a controller that acts on names, labels,
     /// annotations, owners or finalizers and never reads the spec, at a fraction of the memory.
+    /// Point children at the owner with
+    /// [`owner_reference_for`](crate::owner_reference_for)`(&ApiResource::of::<K>(), &obj)`.
     pub fn for_metadata<K: Resource>(self) -> ControllerBuilder<'f, PartialObjectMetadata> {
         let resource = ApiResource::of::<K>();
         let informers = factories_for(&self.factories, resource.namespaced)
@@ -538,7 +541,8 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
     /// informers cannot see, such as those of an external system (kube-runtime's
     /// `reconcile_on`; controller-runtime's `WatchesRawSource` with a `source.Channel`). The
     /// keys go in at the normal priority and pass no predicate; a key whose object is not
-    /// cached goes to [`on_deleted`](Controller::on_deleted), or is dropped.
+    /// cached (including one in a namespace none of the controller's factories watches) goes
+    /// to [`on_deleted`](Controller::on_deleted), or is dropped.
     ///
     /// The stream is polled only while the controller reconciles: from the caches' sync on,
     /// and with [`leader_election`](Self::leader_election) only while it leads. Before and

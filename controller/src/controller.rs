@@ -116,6 +116,12 @@ where
         &self.name
     }
 
+    /// Takes out the configuration error `run` would return (a manager returns it from
+    /// `add`).
+    pub(crate) fn take_invalid(&mut self) -> Option<Error> {
+        self.options.invalid.take()
+    }
+
     /// Whether it has a leader election of its own.
     pub(crate) fn has_leader_election(&self) -> bool {
         self.options.leader_election.is_some()
@@ -124,7 +130,7 @@ where
     /// Runs the controller until `shutdown` is cancelled.
     ///
     /// It adds its event handlers to the informers, waits until they have delivered their
-    /// initial lists (the factory must be started: `factory.start()`), then reconciles: with
+    /// initial lists (every factory must be started: `factory.start()`), then reconciles: with
     /// leader election, only while leading. When reconciling starts, each source's cached
     /// objects are taken as adds (controller-runtime's initial Create events): the primary
     /// objects that pass the primary predicates, the owners of the owned children, the keys the
@@ -144,7 +150,10 @@ where
     /// Fails only when an informer refuses the handlers (it was already stopped), when an
     /// informer stops before its cache synced (its task panicked in a transform or an index
     /// function, or its factory was shut down: [`Error::is_cache_sync`](crate::Error::is_cache_sync)),
-    /// or when the leader election configuration is invalid.
+    /// when its caches do not sync within the cache sync timeout (a factory never started),
+    /// when the leader election configuration is invalid, or when the factories of
+    /// [`with_factory`](crate::ControllerBuilder::with_factory) overlap
+    /// ([`Error::is_overlapping_factories`](crate::Error::is_overlapping_factories)).
     pub async fn run(self, ctx: Arc<Ctx>, shutdown: CancellationToken) -> Result<(), Error> {
         let Controller {
             name,

@@ -25,7 +25,7 @@ enum ErrorKind {
     ShutdownTimeout,
     Bind,
     DuplicateName,
-    Factories,
+    OverlappingFactories,
 }
 
 impl Error {
@@ -136,9 +136,9 @@ impl Error {
     }
 
     /// The factories given to `ControllerBuilder::with_factory` overlap.
-    pub(crate) fn factories(controller: &str, problem: &str) -> Self {
+    pub(crate) fn overlapping_factories(controller: &str, problem: &str) -> Self {
         Error::new(
-            ErrorKind::Factories,
+            ErrorKind::OverlappingFactories,
             format!(
                 "controller {controller}: {problem}; a controller over several factories needs \
                  each restricted to a namespace of its own (SharedInformerFactory::with_namespace)"
@@ -263,8 +263,8 @@ impl Error {
     /// Whether the factories of a controller over several namespaces
     /// ([`ControllerBuilder::with_factory`](crate::ControllerBuilder::with_factory)) overlap:
     /// one watches every namespace, or two watch the same one.
-    pub fn is_factories(&self) -> bool {
-        self.kind == ErrorKind::Factories
+    pub fn is_overlapping_factories(&self) -> bool {
+        self.kind == ErrorKind::OverlappingFactories
     }
 
     /// Whether a manager could not listen on its health probe or metrics address.

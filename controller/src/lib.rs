@@ -84,7 +84,8 @@
 //! # Several controllers: the manager
 //!
 //! [`manager::Manager`] is controller-runtime's `manager.Manager`: it runs several controllers
-//! and other runnables over one informer factory (which it starts, waits for and shuts down),
+//! and other runnables over one informer factory, or several (which it starts, waits for and
+//! shuts down),
 //! with one leader election for all of them (a controller under a manager has none of its
 //! own), `/healthz` and `/readyz` probes, a `/metrics` endpoint and an ordered graceful
 //! shutdown; a runnable's error or a lost lease stops it. See the [`manager`] module.
@@ -102,8 +103,9 @@
 //! resource across the cluster, through the first factory. One that may list every namespace can instead
 //! watch them all and keep the others out with an
 //! [event filter](ControllerBuilder::with_event_filter)
-//! (`EventFilter::new(move |o: &dyn Object| namespaces.contains(o.namespace()))`), at the
-//! cost of caching every namespace's objects.
+//! (`EventFilter::new(move |o: &dyn Object| namespaces.contains(o.namespace()))`, with
+//! `namespaces` a `HashSet<String>`; it also keeps out cluster-scoped objects, whose namespace
+//! is empty), at the cost of caching every namespace's objects.
 //!
 //! # Observability
 //!
@@ -181,7 +183,7 @@
 //!
 //! | Feature | kclient-controller | controller-runtime (Go) | kube-runtime (Rust) |
 //! |---|---|---|---|
-//! | Primary resource | `for_::<K>()`; `for_dynamic(&ApiResource)` (reconciled as `Unstructured`); `for_metadata::<K>()` (as `PartialObjectMetadata`) | `For(&K{})`; `For(&unstructured.Unstructured{})`; `For(&K{}, builder.OnlyMetadata)` | `Controller::new(Api<K>, watcher::Config)`; `Controller::new_with(Api<DynamicObject>, cfg, ApiResource)`; `Controller::for_stream` over a metadata watcher |
+//! | Primary resource | `for_::<K>()`; `for_dynamic(&ApiResource)` (reconciled as `Unstructured`); `for_metadata::<K>()` (as `PartialObjectMetadata`) | `For(&K{})`; `For(&unstructured.Unstructured{})`; `For(&K{}, builder.OnlyMetadata)` | `Controller::new(Api<K>, watcher::Config)`; `Controller::new_with(Api<DynamicObject>, cfg, ApiResource)`; `Controller::for_stream` over a metadata watcher (unstable feature) |
 //! | Owned children | `owns::<C>()`: the controller owner of the primary's kind and group; `owns_dynamic(&ApiResource)` for a kind known at run time | `Owns(&C{})`, `Owns(&unstructured.Unstructured{})` | `owns(Api<C>, cfg)`, `owns_with` |
 //! | Children cached as metadata only | `owns_metadata::<C>()` (the factory's metadata informer) | `Owns(&C{}, builder.OnlyMetadata)` | `owns` keeps no cache of children; `metadata_watcher` streams |
 //! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only, started once the other caches have synced; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
@@ -207,7 +209,7 @@
 //! | Graceful shutdown | token; stop intake, drain the queue (optional), finish in-flight, all within a timeout (30 s), then cancel | context; queue shut down, workers drain it; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
 //! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, errors, panics, time histogram, active workers, max concurrent reconciles | Prometheus: the same set, plus terminal errors | none built in |
 //! | Tracing | a `reconcile` span with `controller` and `key` | a logger with the request's key | a `reconciling object` span with `object.ref` |
-//! | Several controllers, one process | `manager::Manager`: runnables (controllers, functions) over one factory, one election, ordered graceful shutdown | `manager.Manager` | none (join the futures) |
+//! | Several controllers, one process | `manager::Manager`: runnables (controllers, functions) over its factories, one election, ordered graceful shutdown | `manager.Manager` | none (join the futures) |
 //! | Health and readiness probes | the manager's `/healthz`, `/readyz` (`pkg/healthz`'s answers), `informer-sync` and `leaderElection` checks built in | `AddHealthzCheck`, `AddReadyzCheck` | none built in |
 //! | Metrics endpoint | the manager's `/metrics` from a `MetricsRenderer` (e.g. `kclient::metrics`'s registry) | the manager's metrics server | none built in |
 

@@ -7,7 +7,7 @@
 //! A project's webhook manifests (controller-gen's `config/webhook/manifests.yaml`) name the
 //! Service that fronts the webhook in a cluster. Each webhook's `clientConfig` is rewritten as
 //! envtest rewrites it: a `service` becomes the URL `https://127.0.0.1:<port><service.path>`
-//! (the path `/` when it has none), a `url` is kept, and the `caBundle` becomes testenv's CA in
+//! (the path `/` when it has none, which envtest leaves as a Service), a `url` is kept, and the `caBundle` becomes testenv's CA in
 //! both cases. The configurations are server-side applied, so installing them again (another
 //! test, a rerun against a kept server) updates them.
 //!
@@ -74,8 +74,9 @@ impl TestEnv {
     /// controller-gen's `config/webhook/manifests.yaml`), each webhook rewritten to call the
     /// test's server: a `service` reference becomes the URL
     /// `https://127.0.0.1:<port><service.path>` (path `/` when it has none), a `url` is kept,
-    /// and the `caBundle` becomes testenv's CA in both cases, as envtest rewrites them
-    /// (`service.port` plays no part: `port` is where the test's webhook server listens).
+    /// and the `caBundle` becomes testenv's CA in both cases, as envtest rewrites them, except
+    /// that envtest leaves a `service` without a path alone (`service.port` plays no part:
+    /// `port` is where the test's webhook server listens).
     /// Documents of other kinds are skipped, as envtest skips them. The configurations are
     /// server-side applied, so installing them again updates them. The API server takes a
     /// configuration up a moment after it is stored: retry the first request the webhook

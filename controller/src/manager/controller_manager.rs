@@ -1,4 +1,4 @@
-//! [`Manager`]: runs controllers and other runnables over one informer factory, with one
+//! [`Manager`]: runs controllers and other runnables over its informer factories, with one
 //! leader election, probes, metrics and an ordered graceful shutdown (controller-runtime's
 //! `controllerManager`, `internal.go`). The module documentation
 //! ([`crate::manager`]) states the order of start and stop.
@@ -168,12 +168,17 @@ impl Manager {
     /// ([`Error::is_leader_election`]): a manager elects all its runnables with its one
     /// election ([`ManagerBuilder::leader_election`]); build the controller without
     /// [`ControllerBuilder::leader_election`](crate::ControllerBuilder::leader_election).
-    /// Refuses a controller named as one added to this manager before
+    /// Refuses a controller whose configuration [`Controller::run`] would refuse (overlapping
+    /// factories: [`Error::is_overlapping_factories`]). Refuses a controller named as one
+    /// added to this manager before
     /// ([`Error::is_duplicate_name`]): the name labels its queue's and its reconciles'
     /// metrics. controller-runtime checks the names of every controller of the process (with
     /// `SkipNameValidation` to turn it off); this check covers one manager, not controllers
     /// run beside it or under another manager.
-    pub fn add(&mut self, runnable: Runnable) -> Result<(), Error> {
+    pub fn add(&mut self, mut runnable: Runnable) -> Result<(), Error> {
+        if let Some(invalid) = runnable.invalid.take() {
+            return Err(invalid);
+        }
         if runnable.own_election {
             let name = runnable
                 .name

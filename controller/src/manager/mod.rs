@@ -52,7 +52,7 @@
 //! 2. the elector is cancelled, which releases the lease if the configuration says
 //!    `release_on_cancel`, so a successor starts only after this leader's work ended;
 //! 3. the other runnables are cancelled and waited for;
-//! 4. the caches (the factory's informers) are shut down;
+//! 4. the caches (the factories' informers) are shut down;
 //! 5. the HTTP servers and the runnables started with them stop, last: probes and metrics
 //!    answer until the end.
 //!

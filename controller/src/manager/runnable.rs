@@ -44,6 +44,8 @@ pub struct Runnable {
     pub(crate) own_election: bool,
     /// Whether it is a controller, whose name must be unique in its manager.
     pub(crate) controller: bool,
+    /// A controller's configuration error, which `Manager::add` returns at once.
+    pub(crate) invalid: Option<crate::Error>,
     pub(crate) start: StartFn,
 }
 
@@ -88,6 +90,7 @@ impl Runnable {
             before_caches: false,
             own_election: false,
             controller: false,
+            invalid: None,
             start: Box::new(move |token| run(token).map(|r| r.map_err(Into::into)).boxed()),
         }
     }
@@ -101,7 +104,7 @@ impl Runnable {
     /// manager's one election stands for all its runnables, and
     /// [`add`](crate::manager::Manager::add) refuses such a controller
     /// ([`Error::is_leader_election`](crate::Error::is_leader_election)).
-    pub fn controller<K, Ctx, E>(controller: Controller<K, Ctx, E>, ctx: Arc<Ctx>) -> Self
+    pub fn controller<K, Ctx, E>(mut controller: Controller<K, Ctx, E>, ctx: Arc<Ctx>) -> Self
     where
         K: Object,
         Ctx: Send + Sync + 'static,
@@ -113,6 +116,7 @@ impl Runnable {
             before_caches: false,
             own_election: controller.has_leader_election(),
             controller: true,
+            invalid: controller.take_invalid(),
             start: Box::new(move |token| {
                 controller
                     .run(ctx, token)

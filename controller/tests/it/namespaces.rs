@@ -231,9 +231,23 @@ async fn the_caches_of_every_factory_are_waited_for_and_overlaps_are_refused() {
             .run(Arc::new(()), CancellationToken::new())
             .await
             .expect_err("overlapping factories");
-        assert!(err.is_factories(), "{err}");
+        assert!(err.is_overlapping_factories(), "{err}");
         assert!(err.to_string().contains(&problem), "{err}");
     }
+    // A manager refuses such a controller when it is added, before anything starts.
+    let mut manager =
+        Manager::builder(SharedInformerFactory::new(s.client.clone(), Duration::ZERO))
+            .build()
+            .unwrap();
+    let overlapping = ControllerBuilder::new("namespaces-overlap-test", manager.factory())
+        .with_factory(&s.factory)
+        .for_::<ConfigMap>()
+        .reconcile(noop);
+    let err = manager
+        .add_controller(overlapping, Arc::new(()))
+        .expect_err("overlapping factories");
+    assert!(err.is_overlapping_factories(), "{err}");
+
     // The same factory twice is the one factory.
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(
