@@ -7,14 +7,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kclient_apimachinery::PatchType;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::apply::apply_cluster_object;
 use crate::{Identity, TestEnv, TestEnvError};
-
-/// The field manager of the installs.
-const FIELD_MANAGER: &str = "kclient-testenv";
 
 impl TestEnv {
     /// Installs one CustomResourceDefinition: anything that serialises to one, such as
@@ -76,20 +73,9 @@ impl TestEnv {
         let mut names = Vec::new();
         for crd in &crds {
             let name = check_crd(crd)?;
-            client
-                .patch(PatchType::Apply)
-                .group_version("apiextensions.k8s.io", "v1")
-                .resource("customresourcedefinitions")
-                .name(&name)
-                .param("fieldManager", FIELD_MANAGER)
-                .param("force", "true")
-                .json(crd)
-                .send::<Value>()
-                .await
-                .map_err(|source| TestEnvError::Api {
-                    context: format!("applying the CustomResourceDefinition {name}"),
-                    source,
-                })?;
+            let what = format!("the CustomResourceDefinition {name}");
+            let group_resource = ("apiextensions.k8s.io", "customresourcedefinitions");
+            apply_cluster_object(&client, group_resource, &name, crd, &what).await?;
             names.push(name);
         }
         // A timeout past what the clock can represent waits without one.

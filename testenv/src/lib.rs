@@ -100,6 +100,7 @@
 //! [`TestEnv::namespace`], [`TestEnv::client`]) **panic** with such a message, so a test that
 //! cannot reach its apiserver fails; it never passes or skips silently.
 
+mod apply;
 mod builder;
 mod crds;
 mod error;

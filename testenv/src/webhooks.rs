@@ -17,16 +17,13 @@
 
 use std::path::PathBuf;
 
-use kclient_apimachinery::PatchType;
 use kclient_apimachinery::meta::ByteString;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::apply::apply_cluster_object;
 use crate::crds::documents;
 use crate::{Identity, TestEnv, TestEnvError};
-
-/// The field manager of the installs.
-const FIELD_MANAGER: &str = "kclient-testenv";
 
 /// Where a webhook server run by a test finds the certificate the API server trusts (envtest's
 /// `LocalServingCertDir` and `LocalServingCAData`): the API server's own serving certificate,
@@ -160,20 +157,9 @@ impl TestEnv {
         }
         let client = self.client(Identity::Admin);
         for (config, (resource, name)) in configs.iter().zip(checked) {
-            client
-                .patch(PatchType::Apply)
-                .group_version("admissionregistration.k8s.io", "v1")
-                .resource(resource)
-                .name(&name)
-                .param("fieldManager", FIELD_MANAGER)
-                .param("force", "true")
-                .json(config)
-                .send::<Value>()
-                .await
-                .map_err(|source| TestEnvError::Api {
-                    context: format!("applying the webhook configuration {name}"),
-                    source,
-                })?;
+            let what = format!("the webhook configuration {name}");
+            let group_resource = ("admissionregistration.k8s.io", resource);
+            apply_cluster_object(&client, group_resource, &name, config, &what).await?;
         }
         Ok(())
     }
