@@ -26,7 +26,9 @@
 //! `MutatingWebhookConfiguration` naming the server (a Service, or a URL) and the CA that
 //! signed its certificate (`caBundle`). Served at [`validate_path`] and [`mutate_path`]
 //! (and conversions at [`CONVERT_PATH`]), the handlers answer at the paths controller-runtime
-//! serves, which the manifests that controller-gen writes from kubebuilder's markers name.
+//! serves, which the manifests that controller-gen writes from kubebuilder's markers name;
+//! [`WebhookServer::with_validator`] and [`WebhookServer::with_defaulter`] register a kind's
+//! handlers there, as controller-runtime's `NewWebhookManagedBy(mgr).For(&K{})` does.
 //!
 //! ```no_run
 //! use kclient_api::core::v1::ConfigMap;

@@ -23,6 +23,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use kclient_apimachinery::Resource;
 use kclient_flowcontrol::AcceptBackoff;
 use parking_lot::RwLock;
 use rustls::crypto::CryptoProvider;
@@ -43,6 +45,8 @@ use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -50,7 +54,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversion::{ConversionReview, Converter, convert_all};
 use crate::error::Error;
-use crate::handler::Handler;
+use crate::handler::{Denial, Handler, Validation, defaulting, validating};
+use crate::paths::{mutate_path, validate_path};
 use crate::review::{AdmissionResponse, AdmissionReview};
 
 /// What answers the calls of one path.
@@ -171,6 +176,30 @@ impl WebhookServer {
         self.routes
             .insert(path.to_owned(), Route::Admission(Arc::new(handler)));
         self
+    }
+
+    /// Validates `K` at [`validate_path::<K>()`](crate::validate_path) with `validate` (see
+    /// [`validating`](crate::validating)): controller-runtime's builder
+    /// `NewWebhookManagedBy(mgr).For(&K{}).WithValidator(v)`, at the path its manifests name.
+    pub fn with_validator<K, F, Fut>(self, validate: F) -> Self
+    where
+        K: Resource + DeserializeOwned + Send + 'static,
+        F: Fn(Validation<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<String>, Denial>> + Send + 'static,
+    {
+        self.handle(&validate_path::<K>(), validating(validate))
+    }
+
+    /// Defaults `K` at [`mutate_path::<K>()`](crate::mutate_path) with `default` (see
+    /// [`defaulting`](crate::defaulting)): controller-runtime's builder
+    /// `NewWebhookManagedBy(mgr).For(&K{}).WithDefaulter(d)`, at the path its manifests name.
+    pub fn with_defaulter<K, F, Fut>(self, default: F) -> Self
+    where
+        K: Resource + Serialize + DeserializeOwned + Send + 'static,
+        F: Fn(K) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<K, Denial>> + Send + 'static,
+    {
+        self.handle(&mutate_path::<K>(), defaulting(default))
     }
 
     /// Answers the CRD conversion calls to `path` (`/convert`, as controller-runtime serves

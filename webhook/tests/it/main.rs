@@ -19,7 +19,7 @@ use kclient_rest::{Client, Config, Verb, WarningHandler};
 use kclient_testenv::{Identity, TestEnv};
 use kclient_webhook::{
     AdmissionRequest, AdmissionResponse, AdmissionReview, BoundWebhookServer, Denial, Validation,
-    WebhookServer, defaulting, mutate_path, validate_path, validating,
+    WebhookServer,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -118,35 +118,31 @@ webhooks:
 async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
+    // Served at controller-runtime's paths for ConfigMaps (`/validate--v1-configmap`,
+    // `/mutate--v1-configmap`), which the manifests below name.
     let server = local_server(&env)
-        .handle(
-            &validate_path::<ConfigMap>(),
-            validating(|v: Validation<ConfigMap>| async move {
-                match v {
-                    Validation::Create(cm) | Validation::Update { new: cm, .. } => {
-                        if has_key(&cm, "forbidden") {
-                            Err(Denial::new("the key forbidden is not allowed").warn("denied here"))
-                        } else if has_key(&cm, "warn") {
-                            Ok(vec!["careful with warn".to_owned()])
-                        } else {
-                            Ok(vec![])
-                        }
+        .with_validator(|v: Validation<ConfigMap>| async move {
+            match v {
+                Validation::Create(cm) | Validation::Update { new: cm, .. } => {
+                    if has_key(&cm, "forbidden") {
+                        Err(Denial::new("the key forbidden is not allowed").warn("denied here"))
+                    } else if has_key(&cm, "warn") {
+                        Ok(vec!["careful with warn".to_owned()])
+                    } else {
+                        Ok(vec![])
                     }
-                    Validation::Delete(cm) if cm.labels().get("keep").is_some() => {
-                        Err(Denial::new("this ConfigMap is kept"))
-                    }
-                    Validation::Delete(_) => Ok(vec![]),
                 }
-            }),
-        )
-        .handle(
-            &mutate_path::<ConfigMap>(),
-            defaulting(|cm: ConfigMap| async move {
-                let mut value = serde_json::to_value(&cm).unwrap();
-                value["metadata"]["labels"]["defaulted"] = json!("yes");
-                Ok(serde_json::from_value(value).unwrap())
-            }),
-        )
+                Validation::Delete(cm) if cm.labels().get("keep").is_some() => {
+                    Err(Denial::new("this ConfigMap is kept"))
+                }
+                Validation::Delete(_) => Ok(vec![]),
+            }
+        })
+        .with_defaulter(|cm: ConfigMap| async move {
+            let mut value = serde_json::to_value(&cm).unwrap();
+            value["metadata"]["labels"]["defaulted"] = json!("yes");
+            Ok(serde_json::from_value(value).unwrap())
+        })
         .bind()
         .await
         .expect("the webhook server starts");
