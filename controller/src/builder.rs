@@ -23,7 +23,7 @@ use crate::owner_track::register_uncached;
 use crate::predicate::{EventFilter, Predicate};
 use crate::queue::{LOW_PRIORITY, WorkQueue};
 use crate::source::{Intake, Mapper, SourceHandler, group_of};
-use crate::trigger::Trigger;
+use crate::trigger::{Trigger, Wake};
 
 /// The default number of concurrent reconciles (controller-runtime's `MaxConcurrentReconciles`
 /// default).
@@ -36,6 +36,9 @@ pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time a controller waits for its informer caches to sync before it fails
 /// (controller-runtime's `CacheSyncTimeout` default).
 pub const DEFAULT_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A primary informer, with the namespace its factory watches (`None`: every namespace).
+pub(crate) type PrimaryInformer<K> = (Option<String>, SharedIndexInformer<K>);
 
 /// Adds one source's handler to its informer; returns what the controller keeps of it.
 pub(crate) type Register = Box<dyn FnOnce(&Arc<Intake>) -> Result<Registered, Error> + Send>;
@@ -83,9 +86,7 @@ pub struct ControllerBuilder<'f, K = NoPrimary> {
 pub(crate) struct Options<K> {
     /// The primary resource's informer and descriptor: set by `for_` (or `for_dynamic`,
     /// `for_metadata`), so present in every builder with a primary type.
-    pub(crate) primary: Option<(Vec<SharedIndexInformer<K>>, Arc<ApiResource>)>,
-    /// The namespace of each primary informer's factory (`None`: every namespace).
-    pub(crate) primary_namespaces: Vec<Option<String>>,
+    pub(crate) primary: Option<(Vec<PrimaryInformer<K>>, Arc<ApiResource>)>,
     pub(crate) predicates: Vec<Predicate<K>>,
     pub(crate) event_filters: Vec<EventFilter>,
     pub(crate) sources: Vec<Register>,
@@ -127,7 +128,6 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             factories: vec![factory],
             options: Options {
                 primary: None,
-                primary_namespaces: Vec::new(),
                 predicates: Vec::new(),
                 event_filters: Vec::new(),
                 sources: Vec::new(),
@@ -198,11 +198,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// Names the primary resource `K`, the one reconciled: each of its events enqueues its
     /// own key (controller-runtime's `For`).
     pub fn for_<K: Resource>(self) -> ControllerBuilder<'f, K> {
-        let resource = ApiResource::of::<K>();
-        let informers = factories_for(&self.factories, resource.namespaced)
-            .map(|f| f.informer::<K>())
-            .collect();
-        self.with_primary(informers, resource)
+        self.with_primary(ApiResource::of::<K>(), |f, _| f.informer::<K>())
     }
 
     /// Names a primary resource known only at run time, such as a custom resource found
@@ -218,10 +214,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// [`add_finalizer`](crate::add_finalizer)) need a typed object, so a dynamic reconcile
     /// edits `metadata.finalizers` itself (a merge patch).
     pub fn for_dynamic(self, resource: &ApiResource) -> ControllerBuilder<'f, Unstructured> {
-        let informers = factories_for(&self.factories, resource.namespaced)
-            .map(|f| f.dynamic_informer(resource))
-            .collect();
-        self.with_primary(informers, resource.clone())
+        self.with_primary(resource.clone(), |f, resource| f.dynamic_informer(resource))
     }
 
     /// Names the primary resource `K`, cached and reconciled as its metadata only
@@ -232,23 +225,22 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// Point children at the owner with
     /// [`owner_reference_for`](crate::owner_reference_for)`(&ApiResource::of::<K>(), &obj)`.
     pub fn for_metadata<K: Resource>(self) -> ControllerBuilder<'f, PartialObjectMetadata> {
-        let resource = ApiResource::of::<K>();
-        let informers = factories_for(&self.factories, resource.namespaced)
-            .map(|f| f.metadata_informer(&resource))
-            .collect();
-        self.with_primary(informers, resource)
+        self.with_primary(ApiResource::of::<K>(), |f, resource| {
+            f.metadata_informer(resource)
+        })
     }
 
+    /// The builder of `resource`, whose informers `informer` makes, one per factory it
+    /// watches through.
     fn with_primary<K: Object>(
         self,
-        informers: Vec<SharedIndexInformer<K>>,
         resource: ApiResource,
+        informer: impl Fn(&SharedInformerFactory, &ApiResource) -> SharedIndexInformer<K>,
     ) -> ControllerBuilder<'f, K> {
-        let primary_namespaces = factories_for(&self.factories, resource.namespaced)
-            .map(|f| f.namespace().map(str::to_owned))
+        let informers = factories_for(&self.factories, resource.namespaced)
+            .map(|f| (f.namespace().map(str::to_owned), informer(f, &resource)))
             .collect();
         let options = Options {
-            primary_namespaces,
             described: vec![format!("for {}", resource.kind)],
             primary: Some((informers, Arc::new(resource))),
             predicates: Vec::new(),
@@ -427,18 +419,15 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
             // Named as the factory names its reflectors (`configmaps`, `deployments.apps`),
             // plus whose owners it tracks (and where, with several factories): the name its
             // logs and metrics carry.
-            let name = match factory.namespace() {
-                Some(namespace) if several => format!(
-                    "{} in {namespace} (owners for {})",
-                    resource.gvr().group_resource(),
-                    self.name
-                ),
-                _ => format!(
-                    "{} (owners for {})",
-                    resource.gvr().group_resource(),
-                    self.name
-                ),
+            let place = match factory.namespace() {
+                Some(namespace) if several => format!(" in {namespace}"),
+                _ => String::new(),
             };
+            let name = format!(
+                "{}{place} (owners for {})",
+                resource.gvr().group_resource(),
+                self.name
+            );
             self.options
                 .sources
                 .push(register_uncached(name, lister_watcher, Arc::clone(&owners)));
@@ -582,7 +571,9 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         mut self,
         trigger: impl futures_util::Stream<Item = ObjectRef> + Send + 'static,
     ) -> Self {
-        self.options.triggers.push(Trigger::Keys(trigger.boxed()));
+        self.options
+            .triggers
+            .push(Trigger(trigger.map(Wake::Key).boxed()));
         self.options
             .described
             .push("reconcile_on a stream".to_owned());
@@ -622,7 +613,9 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         mut self,
         trigger: impl futures_util::Stream<Item = ()> + Send + 'static,
     ) -> Self {
-        self.options.triggers.push(Trigger::All(trigger.boxed()));
+        self.options
+            .triggers
+            .push(Trigger(trigger.map(|()| Wake::All).boxed()));
         self.options
             .described
             .push("reconcile_all_on a stream".to_owned());
@@ -843,7 +836,7 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         // The primary sources first, one per informer: the runtime's replays start with them.
         let primaries: Vec<Register> = informers
             .iter()
-            .map(|informer| {
+            .map(|(_, informer)| {
                 register(
                     self.name.clone(),
                     resource.plural.clone(),

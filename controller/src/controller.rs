@@ -9,11 +9,11 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use kclient_apimachinery::Object;
-use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration, SharedIndexInformer};
+use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration};
 use kclient_workqueue::{QueueConfig, default_controller_rate_limiter, global_metrics_provider};
 
 use crate::action::Action;
-use crate::builder::{Options, Remover};
+use crate::builder::{Options, PrimaryInformer, Remover};
 use crate::error::Error;
 use crate::leader;
 use crate::metrics::ControllerMetrics;
@@ -37,7 +37,7 @@ pub(crate) type ErrorPolicyFn<Ctx, E> =
 pub struct Controller<K, Ctx, E> {
     name: String,
     /// The primary resource's informers, one per factory.
-    informers: Vec<SharedIndexInformer<K>>,
+    informers: Vec<PrimaryInformer<K>>,
     options: Options<K>,
     reconcile: ReconcileFn<K, Ctx, E>,
     on_deleted: Option<DeletedFn<Ctx, E>>,
@@ -67,7 +67,7 @@ where
 {
     pub(crate) fn new(
         name: String,
-        informers: Vec<SharedIndexInformer<K>>,
+        informers: Vec<PrimaryInformer<K>>,
         options: Options<K>,
         reconcile: ReconcileFn<K, Ctx, E>,
     ) -> Self {
@@ -199,9 +199,10 @@ where
         }
         let runtime = Arc::new(Runtime {
             metrics: ControllerMetrics::new(provider.as_ref(), &name, options.workers),
-            indexers: informers.iter().map(|i| i.get_indexer()).collect(),
-            indexer_namespaces: options.primary_namespaces,
-            primary_sources: informers.len(),
+            primary_caches: informers
+                .iter()
+                .map(|(namespace, informer)| (namespace.clone(), informer.get_indexer()))
+                .collect(),
             replays,
             triggers: parking_lot::Mutex::new(options.triggers),
             reconcile,

@@ -61,14 +61,11 @@ use crate::trigger::Trigger;
 /// Everything the workers of a controller share.
 pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) name: String,
-    /// The primary resource's caches, one per factory (each holds its namespace's objects).
-    pub(crate) indexers: Vec<Indexer<K>>,
-    /// The namespace of each of `indexers` (`None`: every namespace).
-    pub(crate) indexer_namespaces: Vec<Option<String>>,
-    /// How many of the replays, at the front, are the primary resource's.
-    pub(crate) primary_sources: usize,
+    /// The primary resource's caches, one per factory, with the namespace the factory
+    /// watches (`None`: every namespace). As many of the replays, at the front, are theirs.
+    pub(crate) primary_caches: Vec<(Option<String>, Indexer<K>)>,
     /// Each source's replay of what it already knows, run at a term's start; the primary
-    /// resource's first (`primary_sources` of them).
+    /// resource's first (one per primary cache).
     pub(crate) replays: Vec<Replay>,
     /// The triggers, between terms; each term polls them until it stops, then puts back
     /// those whose stream has not ended.
@@ -124,7 +121,7 @@ where
             let primaries: Vec<Replay> = self
                 .replays
                 .iter()
-                .take(self.primary_sources)
+                .take(self.primary_caches.len())
                 .cloned()
                 .collect();
             Arc::new(move |queue: &WorkQueue| {
@@ -203,15 +200,11 @@ where
     /// several factories (a namespace each, checked by `with_factory`) the one of the key's
     /// namespace, as controller-runtime's multi-namespace cache routes a read.
     fn cached(&self, key: &ObjectRef) -> Option<Arc<K>> {
-        let indexer = match self.indexers.as_slice() {
+        let (_, indexer) = match self.primary_caches.as_slice() {
             [only] => only,
-            several => {
-                let at = self
-                    .indexer_namespaces
-                    .iter()
-                    .position(|ns| ns.as_deref() == Some(key.namespace.as_str()))?;
-                several.get(at)?
-            }
+            several => several
+                .iter()
+                .find(|(namespace, _)| namespace.as_deref() == Some(key.namespace.as_str()))?,
         };
         indexer.get_by_key(&key.cache_key())
     }

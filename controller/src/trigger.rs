@@ -24,21 +24,22 @@ use crate::builder::Replay;
 use crate::object_ref::ObjectRef;
 use crate::queue::{NORMAL_PRIORITY, WorkQueue};
 
-/// One trigger of a controller, kept by the controller between terms.
-pub(crate) enum Trigger {
-    /// Each item is a key to reconcile, at [`NORMAL_PRIORITY`].
-    Keys(BoxStream<'static, ObjectRef>),
-    /// Each item enqueues every cached primary object that passes the primary predicates and
-    /// the event filters (the primary source's replay, at [`LOW_PRIORITY`](crate::LOW_PRIORITY)).
-    All(BoxStream<'static, ()>),
+/// What a trigger's item asks for.
+pub(crate) enum Wake {
+    /// The key to reconcile, at [`NORMAL_PRIORITY`].
+    Key(ObjectRef),
+    /// Every cached primary object that passes the primary predicates and the event filters
+    /// (the primary source's replay, at [`LOW_PRIORITY`](crate::LOW_PRIORITY)).
+    All,
 }
+
+/// One trigger of a controller, kept by the controller between terms: its stream, with each
+/// item made a [`Wake`] (by `reconcile_on` or `reconcile_all_on`).
+pub(crate) struct Trigger(pub(crate) BoxStream<'static, Wake>);
 
 impl fmt::Debug for Trigger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Trigger::Keys(_) => "Trigger::Keys",
-            Trigger::All(_) => "Trigger::All",
-        })
+        f.write_str("Trigger")
     }
 }
 
@@ -54,43 +55,30 @@ impl Trigger {
         controller: Arc<str>,
     ) -> Option<Trigger> {
         loop {
-            let ended = match &mut self {
-                Trigger::Keys(keys) => tokio::select! {
-                    biased;
-                    () = stop.cancelled() => return Some(self),
-                    key = keys.next() => match key {
-                        Some(key) => {
-                            queue.add(key, NORMAL_PRIORITY);
-                            false
-                        }
-                        None => true,
-                    },
-                },
-                Trigger::All(ticks) => tokio::select! {
-                    biased;
-                    () = stop.cancelled() => return Some(self),
-                    tick = ticks.next() => match tick {
-                        Some(()) => {
-                            // The replay runs the primary predicates, the program's code: a
-                            // panic there skips this tick, not the trigger.
-                            let replay = AssertUnwindSafe(|| replay_primary(&queue));
-                            if let Err(panic) = std::panic::catch_unwind(replay) {
-                                tracing::error!(
-                                    %controller,
-                                    panic = %kclient_flowcontrol::panic_message(&*panic),
-                                    "enqueueing every primary object for a trigger panicked \
-                                     (in a primary predicate); this tick is skipped"
-                                );
-                            }
-                            false
-                        }
-                        None => true,
-                    },
-                },
+            let wake = tokio::select! {
+                biased;
+                () = stop.cancelled() => return Some(self),
+                wake = self.0.next() => wake,
             };
-            if ended {
-                tracing::debug!(%controller, trigger = ?self, "trigger stream ended");
-                return None;
+            match wake {
+                Some(Wake::Key(key)) => queue.add(key, NORMAL_PRIORITY),
+                Some(Wake::All) => {
+                    // The replay runs the primary predicates, the program's code: a panic
+                    // there skips this item, not the trigger.
+                    let replay = AssertUnwindSafe(|| replay_primary(&queue));
+                    if let Err(panic) = std::panic::catch_unwind(replay) {
+                        tracing::error!(
+                            %controller,
+                            panic = %kclient_flowcontrol::panic_message(&*panic),
+                            "enqueueing every primary object for a trigger panicked \
+                             (in a primary predicate); this tick is skipped"
+                        );
+                    }
+                }
+                None => {
+                    tracing::debug!(%controller, "trigger stream ended");
+                    return None;
+                }
             }
             // A unit of the task's cooperative budget per item, as a channel's receive spends:
             // a stream that is always ready gives its runtime thread back now and then.

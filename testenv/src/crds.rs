@@ -48,7 +48,7 @@ impl TestEnv {
     /// documents separated by `---` (empty documents are skipped), as in a `crds/` directory
     /// of a controller project (`std::fs::read_to_string` it first).
     pub async fn install_crds_yaml(&self, text: &str) -> Result<(), TestEnvError> {
-        let values = documents(text, "the text")?;
+        let values = documents(text, "the text", TestEnvError::InvalidCrd)?;
         self.install_crd_values(values).await
     }
 
@@ -60,7 +60,8 @@ impl TestEnv {
             let text = std::fs::read_to_string(&file).map_err(|e| {
                 TestEnvError::io(format!("reading CRDs from {}", file.display()), e)
             })?;
-            values.extend(documents(&text, &file.display().to_string())?);
+            let source = file.display().to_string();
+            values.extend(documents(&text, &source, TestEnvError::InvalidCrd)?);
         }
         if values.is_empty() {
             return Ok(());
@@ -116,12 +117,17 @@ impl TestEnv {
     }
 }
 
-/// The non-empty YAML (or JSON) documents of `text`, from `source` (for messages).
-pub(crate) fn documents(text: &str, source: &str) -> Result<Vec<Value>, TestEnvError> {
+/// The non-empty YAML (or JSON) documents of `text`, from `source` (for messages); `invalid`
+/// makes the error of what the documents should be (`TestEnvError::InvalidCrd`, ...).
+pub(crate) fn documents(
+    text: &str,
+    source: &str,
+    invalid: fn(String) -> TestEnvError,
+) -> Result<Vec<Value>, TestEnvError> {
     let mut values = Vec::new();
     for (i, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let value = Value::deserialize(document).map_err(|e| {
-            TestEnvError::InvalidCrd(format!(
+            invalid(format!(
                 "document {} of {source} is not valid YAML: {e}",
                 i + 1
             ))
@@ -131,9 +137,7 @@ pub(crate) fn documents(text: &str, source: &str) -> Result<Vec<Value>, TestEnvE
         }
     }
     if values.is_empty() {
-        return Err(TestEnvError::InvalidCrd(format!(
-            "{source} holds no document"
-        )));
+        return Err(invalid(format!("{source} holds no document")));
     }
     Ok(values)
 }

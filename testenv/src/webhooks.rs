@@ -89,10 +89,7 @@ impl TestEnv {
     /// [`webhook_serving`](Self::webhook_serving); [`TestEnvError::Io`] when testenv's CA
     /// cannot be read; [`TestEnvError::Api`] when the API server refuses a configuration.
     pub async fn install_webhooks_yaml(&self, text: &str, port: u16) -> Result<(), TestEnvError> {
-        let mut values = documents(text, "the text").map_err(|e| match e {
-            TestEnvError::InvalidCrd(message) => TestEnvError::InvalidWebhook(message),
-            other => other,
-        })?;
+        let mut values = documents(text, "the text", TestEnvError::InvalidWebhook)?;
         // Other kinds beside them (a Service, a Certificate of a rendered bundle) are skipped,
         // as envtest skips them.
         values.retain(|value| {
