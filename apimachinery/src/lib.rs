@@ -19,6 +19,8 @@
 //!   and applying them ([`apply_merge_patch`], [`apply_json_patch`],
 //!   [`apply_strategic_merge_patch`]) as the API server does (JSON patches with the semantics
 //!   of the server's json-patch library, not RFC 6902's letter).
+//! - [`semantic_eq`], apimachinery's `equality.Semantic`: quantities compared by amount, empty
+//!   lists and maps equal to absent ones.
 //! - Status conditions ([`set_status_condition`], [`is_status_condition_true`], ...), as
 //!   apimachinery's `meta` package keeps them.
 //! - The generated `meta/v1` types, under [`meta`].
@@ -65,6 +67,7 @@ mod apply;
 mod conditions;
 mod controller_ref;
 mod de;
+mod equality;
 mod error;
 mod fields;
 mod gvk;
@@ -97,6 +100,7 @@ pub use conditions::{
 };
 pub use controller_ref::{get_controller_of, is_controlled_by};
 pub use de::null_as_default;
+pub use equality::semantic_eq;
 pub use error::{Error, ServerResponse, TransportErrorKind};
 pub use fields::{
     FieldOperator, FieldRequirement, FieldSelector, FieldSelectorError, escape_field_value,

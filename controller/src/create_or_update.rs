@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use kclient_apimachinery::{Error, Resource, ResourceScope, create_merge_patch};
+use kclient_apimachinery::{Error, Resource, ResourceScope, create_merge_patch, semantic_eq};
 use kclient_rest::{Client, Request, Verb};
 use serde_json::Value;
 
@@ -117,12 +117,12 @@ impl<E> From<Error> for CreateOrUpdateError<E> {
 /// In every case `obj` ends as the server returned it. `mutate` must not change the name or
 /// namespace ([`CreateOrUpdateError::KeyChanged`]).
 ///
-/// "Changed" compares the object's JSON before and after `mutate`, as `CreateOrPatch` does.
-/// `CreateOrUpdate` compares with `equality.Semantic`, which also takes a
-/// [`Quantity`](kclient_apimachinery::meta::Quantity) written differently with the same amount
-/// (`1000m` for `1`) as equal: here that is a change, and the update is sent (the server stores
-/// its canonical form, so write quantities as the server does to avoid one update per
-/// reconcile).
+/// "Changed" compares the object before and after `mutate` with
+/// [`semantic_eq`](kclient_apimachinery::semantic_eq), as `CreateOrUpdate` compares with
+/// `equality.Semantic`: a [`Quantity`](kclient_apimachinery::meta::Quantity) of the same amount
+/// written differently (`0.5` where the server stored `500m`) is no change, nor is an empty
+/// list or map where the server left none. So a reconcile that writes quantities as people
+/// write them sends no update once the object is as it wants.
 ///
 /// ```no_run
 /// # async fn run(client: kclient_rest::Client, owner: kclient_api::core::v1::ConfigMap)
@@ -157,9 +157,9 @@ where
     let Some(mutate) = read_or_create(client, &key, obj, mutate).await? else {
         return Ok(OperationResult::Created);
     };
-    let before = json(obj)?;
+    let before = obj.clone();
     key.mutate(obj, mutate)?;
-    if json(obj)? == before {
+    if semantic_eq(&before, obj) {
         return Ok(OperationResult::Unchanged);
     }
     *obj = send(request::<K>(client, Verb::Put, &key, true), obj).await?;
@@ -173,6 +173,12 @@ where
 /// ([`OperationResult::Updated`]); when it changed the status, a patch to the `status`
 /// subresource ([`UpdatedStatusOnly`](OperationResult::UpdatedStatusOnly), or
 /// [`UpdatedStatus`](OperationResult::UpdatedStatus) after a patch to the object).
+///
+/// When `mutate` left the object [semantically equal](kclient_apimachinery::semantic_eq) to
+/// what it read, nothing is sent ([`OperationResult::Unchanged`]), where controller-runtime
+/// compares the JSON and patches a quantity written `0.5` that the server stored as `500m`
+/// on every reconcile. Otherwise which parts changed is told from their JSON, as
+/// controller-runtime tells it.
 ///
 /// Each patch is a JSON merge patch from the object as read to the object as mutated, with no
 /// resourceVersion precondition: it changes only the fields `mutate` changed, and a concurrent
@@ -191,9 +197,12 @@ where
     let Some(mutate) = read_or_create(client, &key, obj, mutate).await? else {
         return Ok(OperationResult::Created);
     };
-    let original = json(obj)?;
+    let read = obj.clone();
     key.mutate(obj, mutate)?;
-    let mutated = json(obj)?;
+    if semantic_eq(&read, obj) {
+        return Ok(OperationResult::Unchanged);
+    }
+    let (original, mutated) = (json(&read)?, json(obj)?);
     let (before_status, after_status) = (original.get("status"), mutated.get("status"));
     let mut result = OperationResult::Unchanged;
     if but_status(&original) != but_status(&mutated) {

@@ -479,8 +479,11 @@ impl From<String> for Quantity {
 }
 
 impl serde::Serialize for Quantity {
+    /// Its text, as a string. It goes through `serialize_newtype_struct`, which JSON and YAML
+    /// write as the string alone, so that [`semantic_eq`](crate::semantic_eq) can tell a
+    /// quantity from other strings and compare it by amount.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+        serializer.serialize_newtype_struct(crate::equality::QUANTITY_NAME, self.as_str())
     }
 }
 

@@ -1,9 +1,11 @@
 //! `create_or_update` and `create_or_patch` on the server (controller-runtime's
 //! `controllerutil.CreateOrUpdate` and `CreateOrPatch`): created when missing, unchanged (no
 //! request) when `mutate` changes nothing, updated or patched otherwise, the status through its
-//! subresource; a `mutate` that fails or renames the object writes nothing.
+//! subresource; a `mutate` that fails or renames the object writes nothing; a quantity the
+//! server stores in another form is no change (apimachinery's `equality.Semantic`).
 
-use kclient_api::core::v1::{ConfigMap, Service};
+use kclient_api::core::v1::{ConfigMap, ResourceQuota, Service};
+use kclient_apimachinery::meta::{Map, Quantity};
 use kclient_apimachinery::{GetOptions, Object};
 use kclient_clientset::Api;
 use kclient_controller::{CreateOrUpdateError, OperationResult, create_or_patch, create_or_update};
@@ -228,4 +230,68 @@ async fn create_or_patch_patches_the_object_and_its_status_apart_as_controller_r
     // The patches changed only what `mutate` changed: the port the server defaulted stays.
     let v = serde_json::to_value(&stored).unwrap();
     assert_eq!(v["spec"]["ports"][0]["port"], json!(80));
+}
+
+/// A quota whose `mutate` writes its amounts as people write them (`0.5` CPU, `1024Mi`) and an
+/// empty list of scopes.
+fn quota_of(
+    cpu: &'static str,
+) -> impl Fn(&mut ResourceQuota) -> Result<(), std::convert::Infallible> {
+    move |quota| {
+        let spec = quota.spec.get_or_insert_with(Default::default);
+        let mut hard = Map::new();
+        hard.insert("cpu", Quantity::from(cpu));
+        hard.insert("memory", Quantity::from("1024Mi"));
+        spec.hard = Some(hard);
+        spec.scopes = Some(Vec::new().into());
+        Ok(())
+    }
+}
+
+fn hard(quota: &ResourceQuota, resource: &str) -> Option<String> {
+    let hard = quota.spec.as_ref()?.hard.as_ref()?;
+    hard.get(resource).map(|q| q.as_str().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quantities_the_server_rewrites_are_no_change_as_with_equality_semantic() {
+    let s = Setup::new().await;
+    let ns = s.ns.name().to_owned();
+
+    let mut quota: ResourceQuota = named(&ns, "semantic");
+    let result = create_or_update(&s.client, &mut quota, quota_of("0.5"))
+        .await
+        .expect("create");
+    assert_eq!(result, OperationResult::Created);
+    // The server stored the canonical forms: the text differs from what mutate writes.
+    assert_eq!(hard(&quota, "cpu").as_deref(), Some("500m"));
+    assert_eq!(hard(&quota, "memory").as_deref(), Some("1Gi"));
+    let created_version = quota.resource_version().to_owned();
+
+    // The same amounts again: no update, by either function.
+    for patch in [false, true] {
+        let mut quota: ResourceQuota = named(&ns, "semantic");
+        let result = if patch {
+            create_or_patch(&s.client, &mut quota, quota_of("0.5")).await
+        } else {
+            create_or_update(&s.client, &mut quota, quota_of("0.5")).await
+        }
+        .expect("no change");
+        assert_eq!(result, OperationResult::Unchanged, "patch: {patch}");
+        assert_eq!(quota.resource_version(), created_version, "patch: {patch}");
+    }
+
+    // Another amount is a change, for both.
+    let mut quota: ResourceQuota = named(&ns, "semantic");
+    let result = create_or_update(&s.client, &mut quota, quota_of("0.6"))
+        .await
+        .expect("update");
+    assert_eq!(result, OperationResult::Updated);
+    assert_eq!(hard(&quota, "cpu").as_deref(), Some("600m"));
+    let mut quota: ResourceQuota = named(&ns, "semantic");
+    let result = create_or_patch(&s.client, &mut quota, quota_of("1000m"))
+        .await
+        .expect("patch");
+    assert_eq!(result, OperationResult::Updated);
+    assert_eq!(hard(&quota, "cpu").as_deref(), Some("1"));
 }
