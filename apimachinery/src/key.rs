@@ -110,6 +110,7 @@ mod tests {
         fn set_name(&mut self, _: &str) {}
         fn set_namespace(&mut self, _: &str) {}
         fn set_resource_version(&mut self, _: &str) {}
+        fn set_finalizers(&mut self, _: Vec<String>) {}
     }
 
     #[test]

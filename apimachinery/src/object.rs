@@ -126,6 +126,9 @@ pub trait Object: Send + Sync + 'static {
     fn set_namespace(&mut self, namespace: &str);
     /// Sets `metadata.resourceVersion` (`""` clears it).
     fn set_resource_version(&mut self, resource_version: &str);
+    /// Sets `metadata.finalizers`; an empty list removes the field, so that the object encodes
+    /// without it, as Go's `omitempty` leaves it out.
+    fn set_finalizers(&mut self, finalizers: Vec<String>);
 }
 
 /// An object, or a shared pointer to one: what the key and owner helpers

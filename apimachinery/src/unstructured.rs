@@ -565,6 +565,14 @@ impl Object for Unstructured {
     fn set_resource_version(&mut self, resource_version: &str) {
         self.set_meta_string("resourceVersion", resource_version);
     }
+    fn set_finalizers(&mut self, finalizers: Vec<String>) {
+        let metadata = self.metadata_mut();
+        if finalizers.is_empty() {
+            metadata.remove("finalizers");
+        } else {
+            metadata.insert("finalizers".to_owned(), finalizers.into());
+        }
+    }
 }
 
 impl From<JsonMap> for Unstructured {

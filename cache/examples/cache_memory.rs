@@ -73,6 +73,8 @@ impl Object for Obj {
     fn set_resource_version(&mut self, rv: &str) {
         self.resource_version = rv.into();
     }
+    /// This stand-in carries no finalizers (`finalizers()` is always empty).
+    fn set_finalizers(&mut self, _: Vec<String>) {}
 }
 
 const N: usize = 100_000;

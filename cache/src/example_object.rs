@@ -93,4 +93,6 @@ impl Object for Pod {
     fn set_resource_version(&mut self, resource_version: &str) {
         self.resource_version = resource_version.into();
     }
+    /// This stand-in carries no finalizers (`finalizers()` is always empty).
+    fn set_finalizers(&mut self, _: Vec<String>) {}
 }

@@ -209,10 +209,12 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
     /// follows controller references to `resource`'s kind and group (of any version), and
     /// takes the owner's key from the child's namespace when `resource.namespaced`, else
     /// from no namespace: a wrong `namespaced` finds no owner. Point children at their owner
-    /// with [`owner_reference_for`](crate::owner_reference_for); the typed helpers
-    /// ([`finalizer`](crate::finalizer), [`set_controller_reference`](crate::set_controller_reference),
-    /// [`add_finalizer`](crate::add_finalizer)) need a typed object, so a dynamic reconcile
-    /// edits `metadata.finalizers` itself (a merge patch).
+    /// with [`owner_reference_for`](crate::owner_reference_for)
+    /// ([`set_controller_reference`](crate::set_controller_reference) needs a typed owner).
+    /// Wrap the reconcile in [`finalizer_dynamic`](crate::finalizer_dynamic), given the same
+    /// `resource`; [`add_finalizer`](crate::add_finalizer) and
+    /// [`remove_finalizer`](crate::remove_finalizer) edit an `Unstructured` as they edit a typed
+    /// object.
     pub fn for_dynamic(self, resource: &ApiResource) -> ControllerBuilder<'f, Unstructured> {
         self.with_primary(resource.clone(), |f, resource| f.dynamic_informer(resource))
     }

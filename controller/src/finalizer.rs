@@ -2,7 +2,10 @@
 //! controller-runtime's `controllerutil.AddFinalizer`, `RemoveFinalizer` and
 //! `ContainsFinalizer`, which edit an object's finalizer list in memory
 //! ([`add_finalizer`], [`remove_finalizer`], [`contains_finalizer`]) for a program that writes
-//! the object itself.
+//! the object itself. Both work on typed objects and on dynamic ones ([`Unstructured`],
+//! metadata-only): [`finalizer_dynamic`] takes the object's resource at run time.
+//!
+//! [`Unstructured`]: kclient_apimachinery::Unstructured
 //!
 //! [`finalizer`] wraps a reconcile:
 //!
@@ -29,9 +32,10 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use kclient_apimachinery::{Object, ObjectMetaAccessor, Resource};
+use kclient_apimachinery::{ApiResource, Object, Resource};
 use kclient_rest::{Client, Verb};
 use kclient_tools::{DEFAULT_RETRY, retry_on_conflict};
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use crate::action::Action;
@@ -99,11 +103,8 @@ impl<E: std::error::Error + 'static> std::error::Error for FinalizerError<E> {
 }
 
 /// Whether `obj`'s metadata lists `finalizer` (controller-runtime's `ContainsFinalizer`).
-pub fn contains_finalizer<K: ObjectMetaAccessor + ?Sized>(obj: &K, finalizer: &str) -> bool {
-    obj.object_meta()
-        .finalizers
-        .as_ref()
-        .is_some_and(|list| list.iter().any(|f| f == finalizer))
+pub fn contains_finalizer<K: Object + ?Sized>(obj: &K, finalizer: &str) -> bool {
+    obj.finalizers().contains(&finalizer)
 }
 
 /// Appends `finalizer` to `obj`'s finalizer list unless it is there already, in memory
@@ -122,32 +123,31 @@ pub fn contains_finalizer<K: ObjectMetaAccessor + ?Sized>(obj: &K, finalizer: &s
 /// assert!(!contains_finalizer(&cm, "example.com/cleanup"));
 /// assert!(cm.metadata.finalizers.is_none(), "an emptied list is left out");
 /// ```
-pub fn add_finalizer<K: ObjectMetaAccessor + ?Sized>(obj: &mut K, finalizer: &str) -> bool {
+pub fn add_finalizer<K: Object + ?Sized>(obj: &mut K, finalizer: &str) -> bool {
     if contains_finalizer(obj, finalizer) {
         return false;
     }
-    obj.object_meta_mut()
-        .finalizers
-        .get_or_insert_with(Default::default)
-        .push(finalizer.into());
+    let mut list = owned_finalizers(obj);
+    list.push(finalizer.to_owned());
+    obj.set_finalizers(list);
     true
 }
 
 /// Removes every occurrence of `finalizer` from `obj`'s finalizer list, in memory
 /// (controller-runtime's `RemoveFinalizer`); returns whether the list changed. A list left
 /// empty is removed, so that the object encodes without it, as Go's `omitempty` leaves it out.
-pub fn remove_finalizer<K: ObjectMetaAccessor + ?Sized>(obj: &mut K, finalizer: &str) -> bool {
-    let meta = obj.object_meta_mut();
-    let Some(list) = meta.finalizers.as_mut() else {
+pub fn remove_finalizer<K: Object + ?Sized>(obj: &mut K, finalizer: &str) -> bool {
+    if !contains_finalizer(obj, finalizer) {
         return false;
-    };
-    let before = list.len();
-    list.retain(|f| f != finalizer);
-    let changed = list.len() != before;
-    if list.is_empty() {
-        meta.finalizers = None;
     }
-    changed
+    let mut list = owned_finalizers(obj);
+    list.retain(|f| f != finalizer);
+    obj.set_finalizers(list);
+    true
+}
+
+fn owned_finalizers<K: Object + ?Sized>(obj: &K) -> Vec<String> {
+    obj.finalizers().into_iter().map(str::to_owned).collect()
 }
 
 /// Runs `reconcile` under the finalizer `name` (a qualified name such as
@@ -180,13 +180,53 @@ where
     F: FnOnce(FinalizerEvent<K>) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
 {
+    finalizer_dynamic(client, &ApiResource::of::<K>(), name, obj, reconcile).await
+}
+
+/// [`finalizer`] for an object whose resource is known at run time: an
+/// [`Unstructured`](kclient_apimachinery::Unstructured) one that a
+/// [`for_dynamic`](crate::ControllerBuilder::for_dynamic) controller reconciles, or a
+/// [`PartialObjectMetadata`](kclient_apimachinery::meta::PartialObjectMetadata) of
+/// [`for_metadata`](crate::ControllerBuilder::for_metadata). `resource` says where the object
+/// lives, as the controller's `for_dynamic` took it.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// use kclient_apimachinery::{ApiResource, Unstructured};
+/// use kclient_controller::{Action, FinalizerEvent, finalizer_dynamic};
+///
+/// async fn reconcile(widget: Arc<Unstructured>, client: Arc<kclient_rest::Client>)
+///     -> Result<Action, kclient_controller::FinalizerError<kclient_apimachinery::Error>> {
+///     let gvk = kclient_apimachinery::GroupVersionKind::new("example.com", "v1", "Widget");
+///     let widgets = ApiResource::new(&gvk, "widgets", true);
+///     finalizer_dynamic(&client, &widgets, "example.com/cleanup", widget, |event| async move {
+///         match event {
+///             FinalizerEvent::Apply(_widget) => Ok(Action::done()),
+///             FinalizerEvent::Cleanup(_widget) => Ok(Action::done()),
+///         }
+///     })
+///     .await
+/// }
+/// ```
+pub async fn finalizer_dynamic<K, E, F, Fut>(
+    client: &Client,
+    resource: &ApiResource,
+    name: &str,
+    obj: Arc<K>,
+    reconcile: F,
+) -> Result<Action, FinalizerError<E>>
+where
+    K: Object + Clone + DeserializeOwned,
+    F: FnOnce(FinalizerEvent<K>) -> Fut,
+    Fut: Future<Output = Result<Action, E>>,
+{
     let has = obj.finalizers().contains(&name);
     match (obj.is_being_deleted(), has) {
         (false, true) => reconcile(FinalizerEvent::Apply(obj))
             .await
             .map_err(FinalizerError::Reconcile),
         (false, false) => {
-            let patched = update_finalizers(client, &*obj, name, true)
+            let patched = update_finalizers(client, resource, &*obj, name, true)
                 .await
                 .map_err(|e| patch_error(name, &*obj, e))?;
             match patched {
@@ -201,7 +241,10 @@ where
             // The cache may lag behind a removal this helper already made (an older version
             // of the object can still be delivered after it), so the server decides whether
             // the cleanup is still due.
-            let live = match request::<K>(client, Verb::Get, &*obj).send::<K>().await {
+            let live = match request(client, resource, Verb::Get, &*obj)
+                .send::<K>()
+                .await
+            {
                 Ok(live) => live,
                 Err(e) if e.is_not_found() => return Ok(Action::done()),
                 Err(e) => return Err(patch_error(name, &*obj, e)),
@@ -219,7 +262,7 @@ where
             let action = reconcile(FinalizerEvent::Cleanup(Arc::clone(&obj)))
                 .await
                 .map_err(FinalizerError::Reconcile)?;
-            update_finalizers(client, &*obj, name, false)
+            update_finalizers(client, resource, &*obj, name, false)
                 .await
                 .map_err(|e| patch_error(name, &*obj, e))?;
             Ok(action)
@@ -232,8 +275,9 @@ where
 /// object after each conflict. `None` when the object no longer exists, or when a re-read
 /// finds another object (another UID) of its name: the finalizers of that one are not this
 /// call's to change.
-async fn update_finalizers<K: Resource>(
+async fn update_finalizers<K: Object + Clone + DeserializeOwned>(
     client: &Client,
+    resource: &ApiResource,
     obj: &K,
     name: &str,
     add: bool,
@@ -245,11 +289,13 @@ async fn update_finalizers<K: Resource>(
             let current = match known {
                 Some(current) => current,
                 None => {
-                    let current = request::<K>(client, Verb::Get, obj).send::<K>().await?;
+                    let current = request(client, resource, Verb::Get, obj)
+                        .send::<K>()
+                        .await?;
                     if !obj.uid().is_empty() && current.uid() != obj.uid() {
                         return Err(kclient_apimachinery::Error::new_not_found(
-                            K::GROUP,
-                            K::PLURAL,
+                            &resource.group,
+                            &resource.plural,
                             obj.name(),
                         ));
                     }
@@ -270,7 +316,7 @@ async fn update_finalizers<K: Resource>(
                 "resourceVersion": current.resource_version(),
                 "finalizers": finalizers,
             }});
-            request::<K>(client, Verb::Patch, &current)
+            request(client, resource, Verb::Patch, &current)
                 .content_type("application/merge-patch+json")
                 .json(&patch)
                 .send::<K>()
@@ -297,13 +343,18 @@ fn patch_error<E, K: Object>(
     }
 }
 
-/// A request for `obj` itself.
-fn request<K: Resource>(client: &Client, verb: Verb, obj: &K) -> kclient_rest::Request {
+/// A request for `obj` itself, an object of `resource`.
+fn request<K: Object>(
+    client: &Client,
+    resource: &ApiResource,
+    verb: Verb,
+    obj: &K,
+) -> kclient_rest::Request {
     client
         .verb(verb)
-        .group_version(K::GROUP, K::VERSION)
+        .group_version(&resource.group, &resource.version)
         .namespace(obj.namespace())
-        .resource(K::PLURAL)
+        .resource(&resource.plural)
         .name(obj.name())
 }
 
@@ -327,6 +378,24 @@ mod tests {
         let mut none = ObjectMeta::default();
         assert!(!remove_finalizer(&mut none, "a"));
         assert!(none.finalizers.is_none());
+    }
+
+    #[test]
+    fn the_helpers_edit_an_unstructured_object_as_a_typed_one() {
+        let mut obj = kclient_apimachinery::Unstructured::from_value(json!({
+            "apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "finalizers": ["b"]},
+        }))
+        .unwrap();
+        assert!(add_finalizer(&mut obj, "a"));
+        assert!(!add_finalizer(&mut obj, "a"));
+        assert_eq!(obj.finalizers(), ["b", "a"]);
+        assert!(contains_finalizer(&obj, "b"));
+        assert!(remove_finalizer(&mut obj, "b"));
+        assert!(remove_finalizer(&mut obj, "a"));
+        assert!(!remove_finalizer(&mut obj, "a"));
+        // An emptied list is left out, as from a typed object.
+        assert_eq!(obj.as_map()["metadata"], json!({"name": "w"}));
     }
 
     #[test]

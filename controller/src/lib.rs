@@ -201,7 +201,7 @@
 //! | Requeue priority | `Action::requeue_after(d).with_priority(p)`, else the priority the key was handed out with (priority queue only) | `Result{Priority: &p}`, same default | none |
 //! | Concurrency | `workers(n)`; one key never twice at once (workqueue processing set) | `MaxConcurrentReconciles`; same workqueue guarantee | `Config::concurrency`; same key never concurrent (runner) |
 //! | Deleted objects | `on_deleted(ObjectRef, ctx)`, or finalizers | `Reconcile` gets a key whose Get returns NotFound | not reconciled; finalizers |
-//! | Finalizers | `finalizer(client, name, obj, fn(FinalizerEvent))`; conflict-safe merge patch with resourceVersion, retried; `add_finalizer`, `remove_finalizer`, `contains_finalizer` on an object in memory | `controllerutil.AddFinalizer`/`RemoveFinalizer` + an Update | `finalizer(api, name, obj, fn(Event))`; JSON patch with `test` |
+//! | Finalizers | `finalizer(client, name, obj, fn(FinalizerEvent))` (`finalizer_dynamic` for `Unstructured` and metadata-only objects); conflict-safe merge patch with resourceVersion, retried; `add_finalizer`, `remove_finalizer`, `contains_finalizer` on any object in memory, typed or not | `controllerutil.AddFinalizer`/`RemoveFinalizer` + an Update | `finalizer(api, name, obj, fn(Event))`; JSON patch with `test` |
 //! | Owner references | `set_controller_reference(&owner, &mut child)` (refuses a child another object controls: `is_already_owned()`; namespace checks), `set_owner_reference`, `remove_owner_reference`, `remove_controller_reference`, `has_owner_reference`, `has_controller_reference`; `owner_reference(&owner)` for the reference alone | `controllerutil.SetControllerReference` (`AlreadyOwnedError`), `SetOwnerReference`, `RemoveOwnerReference`, `RemoveControllerReference`, `HasOwnerReference`, `HasControllerReference` | `Resource::controller_owner_ref` / `owner_ref` (the reference alone, put in the child by hand) |
 //! | Server-side apply of children | `apply_owned(client, manager, &owner, json)`: owner reference, namespace, apiVersion/kind filled in; `SetControllerReference`'s namespace checks | `client.Apply` / `Patch(obj, client.Apply)` + `SetControllerReference` | `Api::patch(Patch::Apply)` + `controller_owner_ref` |
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
@@ -244,7 +244,8 @@ pub use crate::create_or_update::{
 pub use crate::error::Error;
 pub use crate::events::ControllerEvents;
 pub use crate::finalizer::{
-    FinalizerError, FinalizerEvent, add_finalizer, contains_finalizer, finalizer, remove_finalizer,
+    FinalizerError, FinalizerEvent, add_finalizer, contains_finalizer, finalizer,
+    finalizer_dynamic, remove_finalizer,
 };
 pub use crate::object_ref::ObjectRef;
 pub use crate::owner::{

@@ -3,6 +3,7 @@
 //! any type with a `metadata: ObjectMeta` field (every generated resource type, and custom
 //! resource types written by hand).
 
+use crate::meta::IStr;
 use crate::meta::v1::ObjectMeta;
 use crate::{EmptyStringMap, Object, OwnerRef, StringMap};
 
@@ -103,6 +104,13 @@ impl Object for ObjectMeta {
             Some(resource_version.into())
         };
     }
+    fn set_finalizers(&mut self, finalizers: Vec<String>) {
+        self.finalizers = if finalizers.is_empty() {
+            None
+        } else {
+            Some(finalizers.into_iter().map(IStr::from).collect())
+        };
+    }
 }
 
 /// Implements [`Object`](crate::Object) and [`ObjectMetaAccessor`](crate::ObjectMetaAccessor)
@@ -165,6 +173,9 @@ macro_rules! impl_object {
             }
             fn set_resource_version(&mut self, resource_version: &str) {
                 $crate::Object::set_resource_version(&mut self.metadata, resource_version)
+            }
+            fn set_finalizers(&mut self, finalizers: ::std::vec::Vec<::std::string::String>) {
+                $crate::Object::set_finalizers(&mut self.metadata, finalizers)
             }
         }
 

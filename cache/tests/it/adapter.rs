@@ -95,6 +95,8 @@ impl Object for ConfigMap {
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.resource_version = resource_version.to_owned();
     }
+    /// This stand-in carries no finalizers (`finalizers()` is always empty).
+    fn set_finalizers(&mut self, _: Vec<String>) {}
 }
 
 /// A ConfigMap's protobuf form (`metadata` = 1, `data` = 2; other fields skipped), so that

@@ -2,20 +2,23 @@
 //! the deletionTimestamp is set, removed with a patch that survives a conflict and keeps
 //! another controller's finalizer; and neither cleanup nor a finalizer removal for a new
 //! object that took the name of the one being deleted. controllerutil's in-memory helpers
-//! (`add_finalizer`, `remove_finalizer`) through updates.
+//! (`add_finalizer`, `remove_finalizer`) through updates. `finalizer_dynamic` on `Unstructured`
+//! and metadata-only objects.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kclient_api::core::v1::ConfigMap;
+use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::{
-    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, UpdateOptions,
+    ApiResource, CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, Unstructured,
+    UpdateOptions,
 };
 use kclient_cache::CancellationToken;
 use kclient_clientset::{Api, Patch};
 use kclient_controller::{
     Action, ControllerBuilder, FinalizerError, FinalizerEvent, ObjectRef, add_finalizer,
-    contains_finalizer, finalizer, remove_finalizer,
+    contains_finalizer, finalizer, finalizer_dynamic, remove_finalizer,
 };
 use kclient_rest::Client;
 use parking_lot::Mutex;
@@ -359,5 +362,70 @@ async fn add_and_remove_finalizer_edit_the_list_an_update_stores() {
         .get("held", &GetOptions::default())
         .await
         .expect_err("deleted once its finalizers were gone");
+    assert!(err.is_not_found(), "{err}");
+}
+
+/// `obj` as the object type of a dynamic or metadata-only controller.
+fn retyped<T: serde::de::DeserializeOwned>(obj: &ConfigMap) -> Arc<T> {
+    Arc::new(serde_json::from_value(serde_json::to_value(obj).unwrap()).expect("retyped"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizer_dynamic_guards_unstructured_and_metadata_only_objects() {
+    let s = Setup::new().await;
+    let config_maps = s.config_maps();
+    let resource = ApiResource::of::<ConfigMap>();
+    let cm = s.create_config_map("dyn-guarded", &[]).await;
+
+    // Unstructured: the finalizer is added, then Apply runs on the object as patched.
+    let applied = Mutex::new(Vec::new());
+    let obj: Arc<Unstructured> = retyped(&cm);
+    finalizer_dynamic(&s.client, &resource, FINALIZER, obj, |event| async {
+        match event {
+            FinalizerEvent::Apply(obj) => {
+                applied.lock().push(obj.finalizers().join(","));
+                Ok::<_, kclient_apimachinery::Error>(Action::done())
+            }
+            FinalizerEvent::Cleanup(_) => panic!("cleanup of a live object"),
+        }
+    })
+    .await
+    .expect("apply");
+    assert_eq!(*applied.lock(), [FINALIZER]);
+    let cm = config_maps
+        .get("dyn-guarded", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(cm.finalizers(), [FINALIZER], "not added on the server");
+
+    // Metadata only: the object being deleted is cleaned up, the finalizer removed, and the
+    // server deletes it.
+    config_maps
+        .delete("dyn-guarded", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let deleting = config_maps
+        .get("dyn-guarded", &GetOptions::default())
+        .await
+        .unwrap();
+    let obj: Arc<PartialObjectMetadata> = retyped(&deleting);
+    let cleaned = AtomicUsize::new(0);
+    finalizer_dynamic(&s.client, &resource, FINALIZER, obj, |event| async {
+        match event {
+            FinalizerEvent::Cleanup(obj) => {
+                assert!(obj.is_being_deleted());
+                cleaned.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, kclient_apimachinery::Error>(Action::done())
+            }
+            FinalizerEvent::Apply(_) => panic!("apply of an object being deleted"),
+        }
+    })
+    .await
+    .expect("cleanup");
+    assert_eq!(cleaned.load(Ordering::SeqCst), 1);
+    let err = config_maps
+        .get("dyn-guarded", &GetOptions::default())
+        .await
+        .expect_err("deleted once the finalizer was removed");
     assert!(err.is_not_found(), "{err}");
 }
