@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::apply::apply_cluster_object;
+use crate::webhooks::LocalWebhook;
 use crate::{Identity, TestEnv, TestEnvError};
 
 impl TestEnv {
@@ -28,7 +29,7 @@ impl TestEnv {
     pub async fn install_crd<T: Serialize + ?Sized>(&self, crd: &T) -> Result<(), TestEnvError> {
         let value = serde_json::to_value(crd)
             .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))?;
-        self.install_crd_values(vec![value]).await
+        self.install_crd_values(vec![value], None).await
     }
 
     /// Installs several CustomResourceDefinitions (see [`TestEnv::install_crd`]): all are
@@ -41,7 +42,7 @@ impl TestEnv {
                     .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        self.install_crd_values(values).await
+        self.install_crd_values(values, None).await
     }
 
     /// Installs the CustomResourceDefinitions in `text`: JSON, or YAML with one or more
@@ -49,7 +50,60 @@ impl TestEnv {
     /// of a controller project (`std::fs::read_to_string` it first).
     pub async fn install_crds_yaml(&self, text: &str) -> Result<(), TestEnvError> {
         let values = documents(text, "the text", TestEnvError::InvalidCrd)?;
-        self.install_crd_values(values).await
+        self.install_crd_values(values, None).await
+    }
+
+    /// Installs CustomResourceDefinitions as [`install_crds`](Self::install_crds) does, each
+    /// conversion webhook pointed at the test's webhook server on `port` of this machine, as
+    /// envtest points the CRDs it installs at its local webhook server: in a CRD whose
+    /// `spec.conversion.strategy` is `Webhook`, a `service` in `webhook.clientConfig` becomes
+    /// the URL `https://127.0.0.1:<port><service.path>` (the path `/convert`, envtest's and
+    /// kclient-webhook's [`CONVERT_PATH`], when it has none), a `url` is kept, the `caBundle`
+    /// becomes testenv's CA, and `conversionReviewVersions` is `["v1"]` when it is missing. A
+    /// project's CRDs with its kustomize conversion patch applied (the `webhook_in_*.yaml`
+    /// that names `webhook-service` and `/convert`) install as they are. CRDs of other
+    /// strategies are installed unchanged. Serve with [`webhook_serving`](Self::webhook_serving)'s
+    /// certificate.
+    ///
+    /// [`CONVERT_PATH`]: https://docs.rs/kclient-webhook/latest/kclient_webhook/constant.CONVERT_PATH.html
+    ///
+    /// # Errors
+    ///
+    /// As [`install_crd`](Self::install_crd), and [`TestEnvError::InvalidCrd`] for a
+    /// `Webhook` strategy without a `webhook.clientConfig` that names a service or a URL;
+    /// [`TestEnvError::ExistingCluster`] on an existing cluster, whose API server cannot call
+    /// back into this machine.
+    pub async fn install_crds_with_conversion_webhook<T: Serialize>(
+        &self,
+        crds: &[T],
+        port: u16,
+    ) -> Result<(), TestEnvError> {
+        let values = crds
+            .iter()
+            .map(|crd| {
+                serde_json::to_value(crd)
+                    .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let local = self.local_webhook(port)?;
+        self.install_crd_values(values, Some(&local)).await
+    }
+
+    /// [`install_crds_with_conversion_webhook`](Self::install_crds_with_conversion_webhook)
+    /// for the CRDs in `text`, JSON or YAML as [`install_crds_yaml`](Self::install_crds_yaml)
+    /// reads it.
+    ///
+    /// # Errors
+    ///
+    /// As [`install_crds_with_conversion_webhook`](Self::install_crds_with_conversion_webhook).
+    pub async fn install_crds_yaml_with_conversion_webhook(
+        &self,
+        text: &str,
+        port: u16,
+    ) -> Result<(), TestEnvError> {
+        let values = documents(text, "the text", TestEnvError::InvalidCrd)?;
+        let local = self.local_webhook(port)?;
+        self.install_crd_values(values, Some(&local)).await
     }
 
     /// Installs the CRDs in these files and directories (see
@@ -66,14 +120,23 @@ impl TestEnv {
         if values.is_empty() {
             return Ok(());
         }
-        self.install_crd_values(values).await
+        self.install_crd_values(values, None).await
     }
 
-    async fn install_crd_values(&self, crds: Vec<Value>) -> Result<(), TestEnvError> {
+    /// Applies `crds`, their conversion webhooks pointed at `local` when it is given, and
+    /// waits until each is ready.
+    async fn install_crd_values(
+        &self,
+        mut crds: Vec<Value>,
+        local: Option<&LocalWebhook>,
+    ) -> Result<(), TestEnvError> {
         let client = self.client(Identity::Admin);
         let mut names = Vec::new();
-        for crd in &crds {
+        for crd in &mut crds {
             let name = check_crd(crd)?;
+            if let Some(local) = local {
+                rewrite_conversion_webhook(crd, &name, local)?;
+            }
             let what = format!("the CustomResourceDefinition {name}");
             let group_resource = ("apiextensions.k8s.io", "customresourcedefinitions");
             apply_cluster_object(&client, group_resource, &name, crd, &what).await?;
@@ -170,6 +233,31 @@ fn crd_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, TestEnvError> {
     Ok(files)
 }
 
+/// Points the conversion webhook of `crd` (named `name`) at `local`, if it converts through a
+/// webhook, as [`TestEnv::install_crds_with_conversion_webhook`] says.
+fn rewrite_conversion_webhook(
+    crd: &mut Value,
+    name: &str,
+    local: &LocalWebhook,
+) -> Result<(), TestEnvError> {
+    // Read first: indexing a `Value` mutably inserts what is missing.
+    if crd["spec"]["conversion"]["strategy"] != "Webhook" {
+        return Ok(());
+    }
+    let webhook = &mut crd["spec"]["conversion"]["webhook"];
+    let Some(client_config) = local.client_config(&webhook["clientConfig"], "/convert") else {
+        return Err(TestEnvError::InvalidCrd(format!(
+            "the CustomResourceDefinition {name} converts through a webhook, but its \
+             spec.conversion.webhook.clientConfig names neither a service nor a url"
+        )));
+    };
+    webhook["clientConfig"] = client_config;
+    if webhook["conversionReviewVersions"].is_null() {
+        webhook["conversionReviewVersions"] = json!(["v1"]);
+    }
+    Ok(())
+}
+
 /// Checks that `crd` looks like a v1 CRD and returns its name.
 fn check_crd(crd: &Value) -> Result<String, TestEnvError> {
     let kind = crd["kind"].as_str().unwrap_or_default();
@@ -253,4 +341,87 @@ async fn crd_state(client: &kclient_rest::Client, name: &str) -> Result<CrdState
         }
     }
     Ok(CrdState::Ready)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::webhooks::tests::local;
+
+    fn crd(conversion: Value) -> Value {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "conversion": conversion}})
+    }
+
+    #[test]
+    fn conversion_webhooks_are_pointed_at_the_local_server() {
+        // controller-gen's CRD with kustomize's webhook_in_widgets.yaml applied.
+        let mut service = crd(json!({"strategy": "Webhook", "webhook": {
+            "clientConfig": {"service": {"namespace": "system", "name": "webhook-service",
+                "path": "/convert"}},
+            "conversionReviewVersions": ["v1", "v1beta1"]}}));
+        rewrite_conversion_webhook(&mut service, "w", &local(9443)).unwrap();
+        assert_eq!(
+            service["spec"]["conversion"],
+            json!({"strategy": "Webhook", "webhook": {
+                "clientConfig": {"url": "https://127.0.0.1:9443/convert", "caBundle": "Q0E="},
+                "conversionReviewVersions": ["v1", "v1beta1"]}})
+        );
+
+        // No path: envtest's /convert. No review versions: v1.
+        let mut bare = crd(json!({"strategy": "Webhook", "webhook": {
+            "clientConfig": {"service": {"namespace": "system", "name": "webhook-service"}}}}));
+        rewrite_conversion_webhook(&mut bare, "w", &local(1)).unwrap();
+        assert_eq!(
+            bare["spec"]["conversion"]["webhook"],
+            json!({"clientConfig": {"url": "https://127.0.0.1:1/convert", "caBundle": "Q0E="},
+                "conversionReviewVersions": ["v1"]})
+        );
+
+        // A URL is kept, with testenv's CA.
+        let mut url = crd(json!({"strategy": "Webhook", "webhook": {
+            "clientConfig": {"url": "https://127.0.0.1:5/c", "caBundle": "old"},
+            "conversionReviewVersions": ["v1"]}}));
+        rewrite_conversion_webhook(&mut url, "w", &local(1)).unwrap();
+        assert_eq!(
+            url["spec"]["conversion"]["webhook"]["clientConfig"],
+            json!({"url": "https://127.0.0.1:5/c", "caBundle": "Q0E="})
+        );
+    }
+
+    #[test]
+    fn other_crds_are_left_as_they_are() {
+        for mut unchanged in [
+            crd(json!({"strategy": "None"})),
+            crd(Value::Null),
+            json!({"kind": "CustomResourceDefinition", "spec": "not an object"}),
+            json!({"kind": "CustomResourceDefinition"}),
+        ] {
+            let before = unchanged.clone();
+            rewrite_conversion_webhook(&mut unchanged, "w", &local(1)).unwrap();
+            assert_eq!(unchanged, before);
+        }
+    }
+
+    #[test]
+    fn a_webhook_strategy_without_a_client_config_is_named() {
+        for conversion in [
+            json!({"strategy": "Webhook"}),
+            json!({"strategy": "Webhook", "webhook": "x"}),
+            json!({"strategy": "Webhook", "webhook": {"clientConfig": {}}}),
+        ] {
+            let err =
+                rewrite_conversion_webhook(&mut crd(conversion), "widgets.example.com", &local(1))
+                    .unwrap_err()
+                    .to_string();
+            assert!(
+                err.contains(
+                    "the CustomResourceDefinition widgets.example.com converts through a webhook, \
+                     but its spec.conversion.webhook.clientConfig names neither a service nor a url"
+                ),
+                "{err}"
+            );
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! `WebhookInstallOptions`: a serving certificate the API server trusts
 //! ([`TestEnv::webhook_serving`]), and the installation of webhook configurations
 //! ([`TestEnv::install_webhooks_yaml`], [`TestEnv::install_webhooks`]) rewritten to call a
-//! server on this machine.
+//! server on this machine; CRD conversion webhooks are rewritten alike by
+//! [`TestEnv::install_crds_with_conversion_webhook`].
 //!
 //! A project's webhook manifests (controller-gen's `config/webhook/manifests.yaml`) name the
 //! Service that fronts the webhook in a cluster. Each webhook's `clientConfig` is rewritten as
@@ -77,9 +78,9 @@ impl TestEnv {
     /// Documents of other kinds are skipped, as envtest skips them. The configurations are
     /// server-side applied, so installing them again updates them. The API server takes a
     /// configuration up a moment after it is stored: retry the first request the webhook
-    /// should see. CRD conversion webhooks are not rewritten: give
-    /// [`install_crd`](Self::install_crd) a CRD whose `conversion.webhook.clientConfig` has
-    /// the URL and `caBundle` already.
+    /// should see. CRDs in the text are skipped too: install them, their conversion webhooks
+    /// pointed at the same server, with
+    /// [`install_crds_yaml_with_conversion_webhook`](Self::install_crds_yaml_with_conversion_webhook).
     ///
     /// # Errors
     ///
@@ -136,20 +137,11 @@ impl TestEnv {
         mut configs: Vec<Value>,
         port: u16,
     ) -> Result<(), TestEnvError> {
-        let serving = self.webhook_serving()?;
-        let ca = std::fs::read(&serving.ca_file).map_err(|e| {
-            TestEnvError::io(
-                format!("reading testenv's CA {}", serving.ca_file.display()),
-                e,
-            )
-        })?;
-        // Base64, as the `caBundle` field's bytes encode.
-        let ca_bundle = serde_json::to_value(ByteString(ca.into_boxed_slice()))
-            .map_err(|e| TestEnvError::InvalidWebhook(format!("encoding the caBundle: {e}")))?;
+        let local = self.local_webhook(port)?;
         let mut checked = Vec::new();
         for config in &mut configs {
             let (resource, name) = check_webhook_config(config)?;
-            rewrite_client_configs(config, &name, port, &ca_bundle)?;
+            rewrite_client_configs(config, &name, &local)?;
             checked.push((resource, name));
         }
         let client = self.client(Identity::Admin);
@@ -189,12 +181,58 @@ fn check_webhook_config(config: &Value) -> Result<(&'static str, String), TestEn
     }
 }
 
+/// The webhook server a test runs on this machine, as the webhook configurations and CRDs
+/// installed for it are rewritten to call it.
+pub(crate) struct LocalWebhook {
+    /// The port it listens on, at `127.0.0.1`.
+    port: u16,
+    /// testenv's CA, base64 as a `caBundle` field holds it.
+    ca_bundle: Value,
+}
+
+impl TestEnv {
+    /// The server on `port` of this machine, serving with [`webhook_serving`](Self::webhook_serving)'s
+    /// certificate.
+    pub(crate) fn local_webhook(&self, port: u16) -> Result<LocalWebhook, TestEnvError> {
+        let serving = self.webhook_serving()?;
+        let ca = std::fs::read(&serving.ca_file).map_err(|e| {
+            TestEnvError::io(
+                format!("reading testenv's CA {}", serving.ca_file.display()),
+                e,
+            )
+        })?;
+        // Base64, as the `caBundle` field's bytes encode.
+        let ca_bundle = serde_json::to_value(ByteString(ca.into_boxed_slice()))
+            .map_err(|e| TestEnvError::InvalidWebhook(format!("encoding the caBundle: {e}")))?;
+        Ok(LocalWebhook { port, ca_bundle })
+    }
+}
+
+impl LocalWebhook {
+    /// `client_config` (a webhook's or a CRD conversion's) pointed at this server: a `service`
+    /// becomes the URL `https://127.0.0.1:<port><service.path>` (`default_path` when it has
+    /// none), a `url` is kept, and the `caBundle` is testenv's CA. `None` when it names
+    /// neither a service nor a URL.
+    pub(crate) fn client_config(&self, client_config: &Value, default_path: &str) -> Option<Value> {
+        let present = |field: &str| client_config.get(field).filter(|v| !v.is_null());
+        let url = match (present("service"), present("url")) {
+            (Some(service), _) => {
+                let path = service["path"].as_str().unwrap_or(default_path);
+                let slash = if path.starts_with('/') { "" } else { "/" };
+                json!(format!("https://127.0.0.1:{}{slash}{path}", self.port))
+            }
+            (None, Some(url)) => url.clone(),
+            (None, None) => return None,
+        };
+        Some(json!({"url": url, "caBundle": self.ca_bundle}))
+    }
+}
+
 /// Points each webhook of `config` at the local server, as the module documentation says.
 fn rewrite_client_configs(
     config: &mut Value,
     name: &str,
-    port: u16,
-    ca_bundle: &Value,
+    local: &LocalWebhook,
 ) -> Result<(), TestEnvError> {
     let Some(webhooks) = config["webhooks"].as_array_mut() else {
         return Err(TestEnvError::InvalidWebhook(format!(
@@ -206,43 +244,19 @@ fn rewrite_client_configs(
             let hook = webhook_name(webhook, i);
             format!("webhook {hook} of {name}")
         };
-        let Some(client_config) = webhook
-            .get("clientConfig")
-            .and_then(Value::as_object)
-            .cloned()
-        else {
+        let Some(client_config) = webhook.get("clientConfig").filter(|c| c.is_object()) else {
             return Err(TestEnvError::InvalidWebhook(format!(
                 "{} has no clientConfig",
                 which()
             )));
         };
-        let mut rewritten = serde_json::Map::new();
-        let present = |field: &str| client_config.get(field).filter(|v| !v.is_null());
-        match (present("service"), present("url")) {
-            (Some(service), _) => {
-                let path = service["path"].as_str().unwrap_or("/");
-                let path = if path.starts_with('/') {
-                    path.to_owned()
-                } else {
-                    format!("/{path}")
-                };
-                rewritten.insert(
-                    "url".into(),
-                    json!(format!("https://127.0.0.1:{port}{path}")),
-                );
-            }
-            (None, Some(url)) => {
-                rewritten.insert("url".into(), url.clone());
-            }
-            (None, None) => {
-                return Err(TestEnvError::InvalidWebhook(format!(
-                    "{} has neither a service nor a url in its clientConfig",
-                    which()
-                )));
-            }
-        }
-        rewritten.insert("caBundle".into(), ca_bundle.clone());
-        webhook["clientConfig"] = Value::Object(rewritten);
+        let Some(rewritten) = local.client_config(client_config, "/") else {
+            return Err(TestEnvError::InvalidWebhook(format!(
+                "{} has neither a service nor a url in its clientConfig",
+                which()
+            )));
+        };
+        webhook["clientConfig"] = rewritten;
     }
     Ok(())
 }
@@ -254,8 +268,15 @@ fn webhook_name(webhook: &Value, index: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    pub(crate) fn local(port: u16) -> LocalWebhook {
+        LocalWebhook {
+            port,
+            ca_bundle: json!("Q0E="),
+        }
+    }
 
     #[test]
     fn services_become_local_urls_and_urls_stay() {
@@ -275,7 +296,7 @@ mod tests {
             check_webhook_config(&config).unwrap(),
             ("validatingwebhookconfigurations", "v".to_owned())
         );
-        rewrite_client_configs(&mut config, "v", 9443, &json!("Q0E=")).unwrap();
+        rewrite_client_configs(&mut config, "v", &local(9443)).unwrap();
         let urls: Vec<&str> = config["webhooks"]
             .as_array()
             .unwrap()
@@ -310,7 +331,7 @@ mod tests {
              MutatingWebhookConfiguration"
         );
         let mut no_client = json!({"webhooks": [{"name": "x"}]});
-        let err = rewrite_client_configs(&mut no_client, "m", 1, &json!(""))
+        let err = rewrite_client_configs(&mut no_client, "m", &local(1))
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -318,7 +339,7 @@ mod tests {
             "not a webhook configuration: webhook x of m has no clientConfig"
         );
         let mut neither = json!({"webhooks": [{"clientConfig": {}}]});
-        let err = rewrite_client_configs(&mut neither, "m", 1, &json!(""))
+        let err = rewrite_client_configs(&mut neither, "m", &local(1))
             .unwrap_err()
             .to_string();
         assert_eq!(

@@ -1,14 +1,14 @@
 //! kclient-webhook against the local kube-apiserver (`scripts/testenv up`): the API server
 //! calls a validating and a mutating webhook served by `WebhookServer` for the ConfigMaps of
 //! the test's namespace (the server serves the certificate of testenv's `webhook_serving`, and
-//! `install_webhooks_yaml` points controller-gen-style manifests at it); and the server's
+//! `install_webhooks_yaml` points controller-gen-style manifests at it); a conversion webhook
+//! that `install_crds_with_conversion_webhook` points a CRD at; and the server's
 //! answers to calls it cannot
 //! read, which the API server does not make, sent to it directly.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use kclient_api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -18,8 +18,8 @@ use kclient_clientset::{Api, Patch};
 use kclient_rest::{Client, Config, Verb, WarningHandler};
 use kclient_testenv::{Identity, TestEnv};
 use kclient_webhook::{
-    AdmissionRequest, AdmissionResponse, AdmissionReview, BoundWebhookServer, Denial, Validation,
-    WebhookServer,
+    AdmissionRequest, AdmissionResponse, AdmissionReview, BoundWebhookServer, CONVERT_PATH, Denial,
+    Validation, WebhookServer,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -580,12 +580,11 @@ async fn the_api_server_converts_custom_resources_through_the_conversion_webhook
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let server = local_server(&env)
-        .handle_conversion("/convert", convert_widget)
+        .handle_conversion(CONVERT_PATH, convert_widget)
         .bind()
         .await
         .expect("the webhook server starts");
     let (port, _running) = start(server);
-    let ca = std::fs::read(pki(&env, "ca.crt")).expect("testenv's CA");
     let group = format!("{}.conversion.kclient.test", ns.name());
     let version = |name: &str, storage: bool, spec: Value| {
         json!({"name": name, "served": true, "storage": storage,
@@ -593,7 +592,9 @@ async fn the_api_server_converts_custom_resources_through_the_conversion_webhook
                 "spec": {"type": "object", "properties": spec}}}}})
     };
     let crd_name = format!("widgets.{group}");
-    env.install_crd(&json!({
+    // As controller-gen writes it with kustomize's conversion patch applied: the webhook is a
+    // Service, which testenv points at the server above, with its CA.
+    let crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": crd_name},
         "spec": {
@@ -605,15 +606,15 @@ async fn the_api_server_converts_custom_resources_through_the_conversion_webhook
             ],
             "conversion": {"strategy": "Webhook", "webhook": {
                 "conversionReviewVersions": ["v1"],
-                "clientConfig": {
-                    "url": format!("https://127.0.0.1:{port}/convert"),
-                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca),
-                },
+                "clientConfig": {"service": {
+                    "namespace": "system", "name": "webhook-service", "path": CONVERT_PATH,
+                }},
             }},
         },
-    }))
-    .await
-    .expect("install the CRD");
+    });
+    env.install_crds_with_conversion_webhook(&[crd], port)
+        .await
+        .expect("install the CRD");
     let client = env.client(Identity::Admin);
     let widgets = |v: &str| {
         client
