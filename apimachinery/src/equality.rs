@@ -324,49 +324,28 @@ impl SeqTree {
     }
 }
 
-impl ser::SerializeSeq for SeqTree {
-    type Ok = Tree;
-    type Error = Failed;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Failed> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Tree, Failed> {
-        self.finish()
-    }
+/// The four serde traits of a list-like value, each adding an element to a [`SeqTree`].
+macro_rules! seq_tree {
+    ($($serde_trait:ident :: $add:ident),*) => {$(
+        impl ser::$serde_trait for SeqTree {
+            type Ok = Tree;
+            type Error = Failed;
+            fn $add<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Failed> {
+                self.push(value)
+            }
+            fn end(self) -> Result<Tree, Failed> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for SeqTree {
-    type Ok = Tree;
-    type Error = Failed;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Failed> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Tree, Failed> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqTree {
-    type Ok = Tree;
-    type Error = Failed;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Failed> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Tree, Failed> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for SeqTree {
-    type Ok = Tree;
-    type Error = Failed;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Failed> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Tree, Failed> {
-        self.finish()
-    }
-}
+seq_tree!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// A map being serialized. Its keys must serialize as strings, as JSON's must.
 struct MapTree {
@@ -431,35 +410,27 @@ impl StructTree {
     }
 }
 
-impl ser::SerializeStruct for StructTree {
-    type Ok = Tree;
-    type Error = Failed;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Failed> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<Tree, Failed> {
-        self.finish()
-    }
+/// The two serde traits of a struct-like value, each adding a field to a [`StructTree`].
+macro_rules! struct_tree {
+    ($($serde_trait:ident),*) => {$(
+        impl ser::$serde_trait for StructTree {
+            type Ok = Tree;
+            type Error = Failed;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Failed> {
+                self.field(key, value)
+            }
+            fn end(self) -> Result<Tree, Failed> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for StructTree {
-    type Ok = Tree;
-    type Error = Failed;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Failed> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<Tree, Failed> {
-        self.finish()
-    }
-}
+struct_tree!(SerializeStruct, SerializeStructVariant);
 
 /// Serializes a map key: a string, or a number or boolean written as its text (as serde_json
 /// writes such keys); anything else fails.

@@ -27,22 +27,13 @@ impl TestEnv {
     /// [`crd_install_timeout`](crate::TestEnvBuilder::crd_install_timeout) or its names are
     /// not accepted.
     pub async fn install_crd<T: Serialize + ?Sized>(&self, crd: &T) -> Result<(), TestEnvError> {
-        let value = serde_json::to_value(crd)
-            .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))?;
-        self.install_crd_values(vec![value], None).await
+        self.install_crd_values(vec![crd_value(crd)?], None).await
     }
 
     /// Installs several CustomResourceDefinitions (see [`TestEnv::install_crd`]): all are
     /// applied first, then each is awaited.
     pub async fn install_crds<T: Serialize>(&self, crds: &[T]) -> Result<(), TestEnvError> {
-        let values = crds
-            .iter()
-            .map(|crd| {
-                serde_json::to_value(crd)
-                    .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        self.install_crd_values(values, None).await
+        self.install_crd_values(crd_values(crds)?, None).await
     }
 
     /// Installs the CustomResourceDefinitions in `text`: JSON, or YAML with one or more
@@ -78,13 +69,7 @@ impl TestEnv {
         crds: &[T],
         port: u16,
     ) -> Result<(), TestEnvError> {
-        let values = crds
-            .iter()
-            .map(|crd| {
-                serde_json::to_value(crd)
-                    .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let values = crd_values(crds)?;
         let local = self.local_webhook(port)?;
         self.install_crd_values(values, Some(&local)).await
     }
@@ -178,6 +163,16 @@ impl TestEnv {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// `crd` as JSON, to check and install.
+fn crd_value<T: Serialize + ?Sized>(crd: &T) -> Result<Value, TestEnvError> {
+    serde_json::to_value(crd)
+        .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))
+}
+
+fn crd_values<T: Serialize>(crds: &[T]) -> Result<Vec<Value>, TestEnvError> {
+    crds.iter().map(crd_value).collect()
 }
 
 /// The non-empty YAML (or JSON) documents of `text`, from `source` (for messages); `invalid`
