@@ -9,7 +9,10 @@
 //!
 //! `done` and `requeue_after` on success are controller-runtime's `Result{}` and
 //! `Result{RequeueAfter: d}` (a success `Forget`s the key, then `AddAfter`); `requeue` is its
-//! `Result{Requeue: true}` (`AddRateLimited`).
+//! `Result{Requeue: true}` (`AddRateLimited`). As in controller-runtime, a zero delay is no
+//! requeue: `requeue_after(Duration::ZERO)` is `done()` (a delay computed from an interval left
+//! at zero, or from a deadline that has passed, does not spin the key through the queue with
+//! no backoff). Ask for the next round at once with `requeue()`.
 //!
 //! On the [priority queue](crate::ControllerBuilder::priority_queue), a key comes back at the
 //! priority [`with_priority`](Action::with_priority) names, else at the priority it was handed
@@ -45,8 +48,23 @@ impl Action {
     }
 
     /// Reconcile the key again after `delay`, even if nothing changes; an event before then
-    /// reconciles it earlier. A zero delay requeues at once.
+    /// reconciles it earlier. A zero delay asks for nothing, as controller-runtime's
+    /// `RequeueAfter: 0` does: it is [`done`](Self::done), so that a delay computed from an
+    /// interval left at zero, or from a deadline that has passed, does not spin the key
+    /// through the queue with no backoff. Ask for the next round at once with
+    /// [`requeue`](Self::requeue).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kclient_controller::Action;
+    ///
+    /// assert_eq!(Action::requeue_after(Duration::ZERO), Action::done());
+    /// assert_eq!(Action::requeue_after(Duration::ZERO).requeue_delay(), None);
+    /// ```
     pub fn requeue_after(delay: Duration) -> Self {
+        if delay.is_zero() {
+            return Action::done();
+        }
         Action {
             kind: ActionKind::RequeueAfter(delay),
             priority: None,

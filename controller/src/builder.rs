@@ -142,7 +142,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                 priority_queue: false,
                 metrics_provider: None,
                 leader_election: None,
-                drain: true,
+                drain: false,
                 invalid: None,
             },
             _primary: PhantomData,
@@ -666,9 +666,14 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
         self
     }
 
-    /// The rate limiter of failed keys (default: client-go's
-    /// [`default_controller_rate_limiter`](kclient_workqueue::default_controller_rate_limiter), per-key 5 ms doubling to 1000 s, under an overall
-    /// 10 per second, burst 100).
+    /// The rate limiter of failed keys. The default is controller-runtime's: with the default
+    /// queue, client-go's
+    /// [`default_controller_rate_limiter`](kclient_workqueue::default_controller_rate_limiter)
+    /// (per key 5 ms doubling to 1000 s, under an overall 10 per second, burst 100); with the
+    /// [priority queue](Self::priority_queue), the per-key part alone
+    /// ([`ItemExponentialFailureRateLimiter`](kclient_workqueue::ItemExponentialFailureRateLimiter),
+    /// 5 ms doubling to 1000 s), so that after a failure of many keys each is retried on its
+    /// own backoff rather than ten a second.
     pub fn rate_limiter(mut self, rate_limiter: impl RateLimiter<ObjectRef> + 'static) -> Self {
         self.options.rate_limiter = Some(Arc::new(rate_limiter));
         self
@@ -725,26 +730,35 @@ impl<'f, K: Object> ControllerBuilder<'f, K> {
     /// [`run`](Controller::run) fails with [`Error::is_cache_sync`] (default 2 minutes,
     /// controller-runtime's `CacheSyncTimeout`): a resource that is not served, or that the
     /// client may not list, would otherwise leave the controller waiting for ever while its
-    /// informers retry. `Duration::MAX` waits for ever. Only the sync of a controller's own run
-    /// counts: under a [`Manager`](crate::manager::Manager) the caches have synced before it
-    /// starts, within the manager's own timeout.
+    /// informers retry. `Duration::MAX` waits for ever; zero is the default, as
+    /// controller-runtime takes it. Only the sync of a controller's own run counts: under a
+    /// [`Manager`](crate::manager::Manager) the caches have synced before it starts, within
+    /// the manager's own timeout.
     pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
-        self.options.cache_sync_timeout = timeout;
+        self.options.cache_sync_timeout = if timeout.is_zero() {
+            DEFAULT_CACHE_SYNC_TIMEOUT
+        } else {
+            timeout
+        };
         self
     }
 
     /// Cancels a reconcile that runs longer than `timeout` (controller-runtime's
     /// `ReconciliationTimeout`; default: none): its future is dropped at its next `.await`,
-    /// and the key counts as failed and is retried with the rate limiter's backoff, as after a
-    /// panic (the error policy sees only the reconcile's own errors).
+    /// and the key counts as failed (and in the reconcile timeouts metric,
+    /// controller-runtime's `reconcile_timeouts_total`) and is retried with the rate limiter's
+    /// backoff, as after a panic (the error policy sees only the reconcile's own errors). Zero
+    /// sets no timeout, as in controller-runtime.
     pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
-        self.options.reconcile_timeout = Some(timeout);
+        self.options.reconcile_timeout = (!timeout.is_zero()).then_some(timeout);
         self
     }
 
-    /// Whether a shutdown drains the queue (default true, as controller-runtime does): the
-    /// keys queued when it begins are still reconciled, within the shutdown timeout. With
-    /// false, only the reconciles in progress finish. Leadership lost never drains.
+    /// Whether a shutdown drains the queue: the keys queued when it begins are still
+    /// reconciled, within the shutdown timeout. By default (false) only the reconciles in
+    /// progress finish, as in controller-runtime, whose default queue hands out nothing once
+    /// shut down, and in kube-runtime; the keys left are reconciled by the next leader or the
+    /// next start, which lists every object again. Leadership lost never drains.
     pub fn drain_on_shutdown(mut self, drain: bool) -> Self {
         self.options.drain = drain;
         self
@@ -958,6 +972,32 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    #[test]
+    fn zero_timeouts_are_unset_as_in_controller_runtime() {
+        let client =
+            kclient_rest::Client::new(kclient_rest::Config::new("https://127.0.0.1:1")).unwrap();
+        let factory = SharedInformerFactory::new(client, std::time::Duration::ZERO);
+        let zero = std::time::Duration::ZERO;
+        let builder = ControllerBuilder::new("zero", &factory)
+            .for_::<kclient_api::core::v1::ConfigMap>()
+            .cache_sync_timeout(zero)
+            .reconcile_timeout(zero);
+        assert_eq!(
+            builder.options.cache_sync_timeout,
+            DEFAULT_CACHE_SYNC_TIMEOUT
+        );
+        assert_eq!(builder.options.reconcile_timeout, None);
+        let builder = builder
+            .cache_sync_timeout(std::time::Duration::from_secs(1))
+            .reconcile_timeout(std::time::Duration::from_secs(2));
+        assert_eq!(builder.options.cache_sync_timeout.as_secs(), 1);
+        assert_eq!(
+            builder.options.reconcile_timeout,
+            Some(std::time::Duration::from_secs(2))
+        );
+        assert!(!builder.options.drain, "no drain by default");
     }
 
     #[test]

@@ -10,7 +10,10 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use kclient_apimachinery::Object;
 use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration};
-use kclient_workqueue::{QueueConfig, default_controller_rate_limiter, global_metrics_provider};
+use kclient_workqueue::{
+    ItemExponentialFailureRateLimiter, QueueConfig, default_controller_rate_limiter,
+    global_metrics_provider,
+};
 
 use crate::action::Action;
 use crate::builder::{Options, PrimaryInformer, Remover};
@@ -136,10 +139,10 @@ where
     /// objects that pass the primary predicates, the owners of the owned children, the keys the
     /// watched objects map to, each through its source's predicates.
     ///
-    /// At shutdown it stops taking events, drains the queue (reconciles the keys already
-    /// queued; keys waiting for a delay are dropped, and a later run enqueues every object
-    /// again) unless [`drain_on_shutdown(false)`](crate::ControllerBuilder::drain_on_shutdown),
-    /// waits for the reconciles in progress, all within the shutdown timeout, cancels what
+    /// At shutdown it stops taking events, with
+    /// [`drain_on_shutdown(true)`](crate::ControllerBuilder::drain_on_shutdown) drains the
+    /// queue (reconciles the keys already queued; keys waiting for a delay are dropped, and a
+    /// later run enqueues every object again), waits for the reconciles in progress, all within the shutdown timeout, cancels what
     /// still runs then, removes its event handlers and returns. No reconcile runs once it has
     /// returned. The informers are not stopped: they belong to the factory.
     ///
@@ -189,11 +192,17 @@ where
         let mut queue_config = QueueConfig::new()
             .name(name.clone())
             .merge_window(options.merge_window)
-            .shared_rate_limiter(
-                options
-                    .rate_limiter
-                    .unwrap_or_else(|| Arc::new(default_controller_rate_limiter())),
-            );
+            .shared_rate_limiter(options.rate_limiter.unwrap_or_else(|| {
+                // controller-runtime's defaults, queue by queue.
+                if options.priority_queue {
+                    Arc::new(ItemExponentialFailureRateLimiter::new(
+                        Duration::from_millis(5),
+                        Duration::from_secs(1000),
+                    ))
+                } else {
+                    Arc::new(default_controller_rate_limiter())
+                }
+            }));
         if let Some(provider) = &provider {
             queue_config = queue_config.metrics_provider(Arc::clone(provider));
         }

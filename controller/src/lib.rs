@@ -69,9 +69,9 @@
 //!
 //! # Shutdown and leader election
 //!
-//! When the shutdown token fires the controller stops taking events (intake), drains the queue
-//! (reconciles the keys already queued; [`drain_on_shutdown(false)`](ControllerBuilder::drain_on_shutdown)
-//! skips them) and waits for the reconciles in progress, all within
+//! When the shutdown token fires the controller stops taking events (intake) and waits for the
+//! reconciles in progress (with [`drain_on_shutdown(true)`](ControllerBuilder::drain_on_shutdown)
+//! it first reconciles the keys already queued), all within
 //! [`shutdown_timeout`](ControllerBuilder::shutdown_timeout), then cancels what still runs,
 //! removes its handlers and returns; no reconcile runs after `run` returns. With [`leader_election`](ControllerBuilder::leader_election) it reconciles only
 //! while it holds the lease (kclient-tools' `LeaderElector`), while the informers stay warm;
@@ -114,12 +114,14 @@
 //! (the one given to [`metrics_provider`](ControllerBuilder::metrics_provider), else the
 //! process-wide one) also makes its reconcile count by result (`success`, `error`,
 //! `requeue`, `requeue_after`), error count (a panic included), panic count, reconcile time
-//! histogram, active worker gauge and maximum of concurrent reconciles (its `workers`);
+//! histogram, active worker gauge, maximum of concurrent reconciles (its `workers`) and
+//! count of reconciles cancelled by the reconcile timeout;
 //! `PrometheusMetricsProvider` exports them under controller-runtime's names
 //! (`controller_runtime_reconcile_total`, `controller_runtime_reconcile_errors_total`,
 //! `controller_runtime_reconcile_panics_total`, `controller_runtime_reconcile_time_seconds`,
-//! `controller_runtime_active_workers`, `controller_runtime_max_concurrent_reconciles`; not
-//! its `terminal_reconcile_errors_total`, as kclient has no terminal errors). Each reconcile
+//! `controller_runtime_active_workers`, `controller_runtime_max_concurrent_reconciles`,
+//! `controller_runtime_reconcile_timeouts_total`; not its `terminal_reconcile_errors_total`, as
+//! kclient has no terminal errors). Each reconcile
 //! runs in a `tracing` span `reconcile` with the fields `controller` and `key`.
 //!
 //! # Example
@@ -192,8 +194,8 @@
 //! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program; a set of namespaces through a factory each (`with_factory`) | the manager's shared cache (`DefaultNamespaces` for a set of namespaces) | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
 //! | Predicates | generation, labels, annotations, resourceVersion changed; label selector; custom; `and`, `or`, `!` (`Not`), event kind by event kind; `with_event_filter(EventFilter)` for all the watches | the same set (`LabelSelectorPredicate` for the selector), `And`/`Or`/`Not`; `WithEventFilter` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
 //! | Reconcile signature | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` | `Reconcile(ctx, Request) (Result, error)`: a key, the object read again by the user | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` |
-//! | Requeue after a delay | `Action::requeue_after(d)` | `Result{RequeueAfter: d}` | `Action::requeue(d)` |
-//! | Error backoff | rate-limited requeue with client-go's `DefaultControllerRateLimiter`, configurable | the same (`DefaultTypedControllerRateLimiter`), configurable | `error_policy` returns an `Action` (no built-in backoff) |
+//! | Requeue after a delay | `Action::requeue_after(d)` (zero: done) | `Result{RequeueAfter: d}` (zero: done) | `Action::requeue(d)` (zero: at once) |
+//! | Error backoff | rate-limited requeue: client-go's `DefaultControllerRateLimiter`, or with the priority queue the per-key exponential part alone; configurable | the same (`DefaultTypedControllerRateLimiter`; `ItemExponentialFailureRateLimiter` with the priority queue), configurable | `error_policy` returns an `Action` (no built-in backoff) |
 //! | Reconcile timeout | `reconcile_timeout(d)`: the reconcile is cancelled and retried with backoff | `ReconciliationTimeout`: the reconcile's context is cancelled | none built in |
 //! | Cache sync timeout | `cache_sync_timeout(d)` (2 min): `run` fails with `is_cache_sync()` | `CacheSyncTimeout` (2 min): the controller fails to start | none (waits) |
 //! | Error policy hook | `error_policy(key, &err, retries, &ctx) -> Action` | none | `error_policy(obj, &err, ctx) -> Action` |
@@ -206,7 +208,7 @@
 //! | Server-side apply of children | `apply_owned(client, manager, &owner, json)`: owner reference, namespace, apiVersion/kind filled in; `SetControllerReference`'s namespace checks | `client.Apply` / `Patch(obj, client.Apply)` + `SetControllerReference` | `Api::patch(Patch::Apply)` + `controller_owner_ref` |
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
 //! | Leader election | per controller, `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, keys pending when leadership is lost kept for the next term, stops reconciling before releasing; `HealthzAdaptor` as the config's `watch_dog`; or manager-wide with `manager::Manager` (`run` returns `is_leader_election_lost()`) | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
-//! | Graceful shutdown | token; stop intake, drain the queue (optional), finish in-flight, all within a timeout (30 s), then cancel | context; queue shut down, workers drain it; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
+//! | Graceful shutdown | token; stop intake, finish in-flight (drain the queue first with `drain_on_shutdown(true)`), all within a timeout (30 s), then cancel | context; the priority queue (default) hands out nothing more, client-go's queue hands out the rest with the context cancelled; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
 //! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, errors, panics, time histogram, active workers, max concurrent reconciles | Prometheus: the same set, plus terminal errors | none built in |
 //! | Tracing | a `reconcile` span with `controller` and `key` | a logger with the request's key | a `reconciling object` span with `object.ref` |
 //! | Several controllers, one process | `manager::Manager`: runnables (controllers, functions) over its factories, one election, ordered graceful shutdown | `manager.Manager` | none (join the futures) |

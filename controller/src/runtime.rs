@@ -352,6 +352,7 @@ where
                     ?timeout,
                     "reconcile timed out and was cancelled; retrying with backoff"
                 );
+                self.metrics.timed_out();
                 (ReconcileResult::Error, Action::requeue())
             }
         };

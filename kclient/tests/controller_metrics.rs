@@ -271,6 +271,15 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
         ),
         2.0
     );
+    // No reconcile timeout is set: the series is there, at zero.
+    assert_eq!(
+        value(
+            &samples,
+            "controller_runtime_reconcile_timeouts_total",
+            &[controller]
+        ),
+        0.0
+    );
     // One observation per reconcile; held's alone lasted at least as long as it was held.
     assert_eq!(
         value(

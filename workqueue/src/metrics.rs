@@ -183,6 +183,14 @@ pub trait MetricsProvider: Send + Sync {
         Box::new(NoMetric)
     }
 
+    /// The number of the controller's reconciles cancelled by its reconcile timeout
+    /// (kclient-controller's, controller-runtime's `reconcile_timeouts_total`; the default
+    /// records nothing).
+    fn new_reconcile_timeouts_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(NoMetric)
+    }
+
     /// How many reconciles of the controller may run at once, its `workers`, set once when it
     /// runs (kclient-controller's, controller-runtime's `max_concurrent_reconciles`; the
     /// default records nothing).

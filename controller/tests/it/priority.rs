@@ -132,8 +132,9 @@ async fn a_requeue_with_a_priority_comes_back_ahead_of_lower_ones() {
             // priority; 3 fails (the error policy keeps the priority), 4 fails (the policy
             // raises it), 5 is its return.
             match position {
-                0 => Ok(Action::requeue_after(Duration::ZERO).with_priority(1)),
-                2 => Ok(Action::requeue_after(Duration::ZERO)),
+                // With no backoff (the rate limiter above), `requeue` is back at once.
+                0 => Ok(Action::requeue().with_priority(1)),
+                2 => Ok(Action::requeue()),
                 3 => Err("keep"),
                 4 => Err("raise"),
                 _ => Ok(Action::done()),
@@ -178,4 +179,58 @@ async fn a_requeue_with_a_priority_comes_back_ahead_of_lower_ones() {
             "{kept} came back at {again}, before the backlog (through at {last_first}): {order:?}"
         );
     }
+}
+
+/// The first failure and the retry of each key.
+#[derive(Default)]
+struct Failures {
+    failed: Mutex<std::collections::HashMap<String, std::time::Instant>>,
+    retried: Mutex<Vec<Duration>>,
+}
+
+/// controller-runtime's default backoff on the priority queue is per key alone: after many
+/// keys fail at once each is retried on its own 5 ms backoff, not ten a second as under the
+/// default queue's overall bucket (burst 100), which would space the last 50 of 150 retries
+/// over five seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_failures_are_retried_each_on_its_own_backoff() {
+    const OBJECTS: usize = 150;
+    let s = Setup::new().await;
+    for i in 0..OBJECTS {
+        s.create_config_map(&format!("cm-{i:03}"), &[]).await;
+    }
+    let controller = ControllerBuilder::new("priority-backoff-test", &s.factory)
+        .for_::<ConfigMap>()
+        .priority_queue(true)
+        .workers(8)
+        .reconcile(|cm: Arc<ConfigMap>, failures: Arc<Failures>| async move {
+            let first = failures.failed.lock().get(cm.name()).copied();
+            match first {
+                None => {
+                    let now = std::time::Instant::now();
+                    failures.failed.lock().insert(cm.name().to_owned(), now);
+                    Err("first time")
+                }
+                Some(at) => {
+                    failures.retried.lock().push(at.elapsed());
+                    Ok(Action::done())
+                }
+            }
+        });
+    s.factory.start();
+    let failures = Arc::new(Failures::default());
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&failures), shutdown.clone()));
+    eventually("every key retried", || {
+        failures.retried.lock().len() == OBJECTS
+    })
+    .await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    let slowest = failures.retried.lock().iter().copied().max().unwrap();
+    // The bucket would hold the last retries back 5 s; the per-key backoff is 5 ms.
+    assert!(
+        slowest < Duration::from_secs(2),
+        "a retry came {slowest:?} after its failure"
+    );
 }

@@ -341,7 +341,7 @@ async fn at_most_n_reconciles_at_once_and_never_one_key_twice_on(priority_queue:
             };
             // Each key asks to come back at once a few times, while the test also changes it.
             Ok::<_, String>(if rounds < ROUNDS {
-                Action::requeue_after(Duration::ZERO)
+                Action::requeue_after(Duration::from_millis(1))
             } else {
                 Action::done()
             })

@@ -50,7 +50,7 @@ async fn in_flight_reconciles_finish_and_none_starts_after_shutdown_on(priority_
             tokio::time::sleep(Duration::from_millis(300)).await;
             counts.finished.fetch_add(1, Ordering::SeqCst);
             // Keep the queue busy: every key comes straight back.
-            Ok::<_, String>(Action::requeue_after(Duration::ZERO))
+            Ok::<_, String>(Action::requeue_after(Duration::from_millis(1)))
         });
     s.factory.start();
     let shutdown = CancellationToken::new();

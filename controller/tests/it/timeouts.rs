@@ -100,18 +100,26 @@ async fn a_reconcile_past_its_timeout_is_cancelled_counted_as_failed_and_retried
     })
     .await;
     assert_eq!(metrics.total("reconcile-timeout-test", "error"), 1);
+    assert_eq!(metrics.total("reconcile-timeout-test", "timeout"), 1);
     shutdown.cancel();
     run.await.unwrap().unwrap();
 }
 
+/// Within the timeout, or with a zero one, which sets none (as in controller-runtime).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconcile_within_its_timeout_is_untouched() {
+    for timeout in [Duration::from_secs(20), Duration::ZERO] {
+        a_reconcile_within_its_timeout_is_untouched_with(timeout).await;
+    }
+}
+
+async fn a_reconcile_within_its_timeout_is_untouched_with(timeout: Duration) {
     let s = Setup::new().await;
     s.create_config_map("quick", &[]).await;
     let metrics = Arc::new(CountingProvider::default());
     let controller = ControllerBuilder::new("reconcile-in-time-test", &s.factory)
         .for_::<ConfigMap>()
-        .reconcile_timeout(Duration::from_secs(20))
+        .reconcile_timeout(timeout)
         .metrics_provider(metrics.clone())
         .reconcile(|_cm: Arc<ConfigMap>, calls: Arc<AtomicUsize>| async move {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -126,8 +134,9 @@ async fn a_reconcile_within_its_timeout_is_untouched() {
         metrics.total("reconcile-in-time-test", "success") == 1
     })
     .await;
-    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "timeout {timeout:?}");
     assert_eq!(metrics.total("reconcile-in-time-test", "error"), 0);
+    assert_eq!(metrics.total("reconcile-in-time-test", "timeout"), 0);
     shutdown.cancel();
     run.await.unwrap().unwrap();
 }

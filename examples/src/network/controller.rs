@@ -183,7 +183,7 @@ impl NetworkController {
     /// Runs the controller until `shutdown` is cancelled: a manager on a fresh informer
     /// factory runs it (starting the probes and metrics servers, the caches, the election if
     /// any, then the controller); then the manager stops it in order (the controller stops
-    /// intake, drains the queue and waits for the reconciles in progress; the lease is
+    /// intake and waits for the reconciles in progress; the lease is
     /// released; the informers and servers stop), and the event recorder is stopped.
     ///
     /// Fails when an address cannot be bound, when cancelled before the caches synced, when

@@ -195,7 +195,7 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
     }
 
     outln!();
-    outln!("Stopping the controller (its queue drains, its informers stop)");
+    outln!("Stopping the controller (its reconciles in progress finish, its informers stop)");
     shutdown.cancel();
     let stopped = running.await;
     let summary = Summary::from_events(&mut events);
