@@ -109,8 +109,8 @@ pub struct AddOpts {
 ///   long before.
 /// - The rate limiter of a queue built without one is [`default_controller_rate_limiter`](crate::default_controller_rate_limiter)
 ///   on the queue's clock, as for [`RateLimitingQueue`](crate::RateLimitingQueue);
-///   controller-runtime's own default is the per-item exponential part alone (its controllers
-///   pass the controller default).
+///   controller-runtime's own default is the per-item exponential part alone, which its
+///   controllers also use with this queue (kclient-controller does the same).
 /// - A delay past the end of representable time (a limiter's `Duration::MAX`) drops the add, as
 ///   the delaying queue does.
 ///
