@@ -7,13 +7,24 @@
 //! - a [`Quantity`] is compared by amount ([`Quantity::cmp_amount`]): `1000m` equals `1`, and
 //!   an empty quantity (Go's uninitialized one) equals `0`. The API server stores quantities in
 //!   their canonical form, so a controller that writes `0.5` reads back `500m`;
-//! - an empty list or map equals an absent one (Go's nil and empty slices and maps), and a
-//!   field serialized as `null` equals one left out. An empty struct is not an absent one (Go's
-//!   pointer to a zero struct is not nil).
+//! - an empty list or map equals an absent one (`None`, or a field left out): Go's nil and
+//!   empty slices and maps are equal. An `Option` of a list or map is taken as Go's slice or
+//!   map, not as a pointer to one, whose nil Go tells from empty (a `serde_json::Value`
+//!   object is a map too). An empty list is not an empty map, and neither is JSON's `null` (a
+//!   `serde_json::Value::Null`), as Go tells an interface's types apart. An empty struct is not an absent one (Go's pointer to a zero
+//!   struct is not nil), but a struct with a `#[serde(flatten)]` field serializes, and so
+//!   compares, as a map.
 //!
-//! Raw JSON (`managedFields`, `RawExtension`, `JSON` fields) is compared as parsed JSON with no
-//! allowances, as Go compares its bytes. Times need none: kclient writes every time in UTC, so
-//! equal instants have equal text.
+//! Raw JSON (`managedFields`, `RawExtension`, `JSON` fields) is compared as parsed JSON, with
+//! no allowances inside it; Go compares its bytes, which also tells apart the same JSON written
+//! with other spacing or key order. Text that does not parse (deeper than `serde_json` reads)
+//! compares as text. Times need no allowance: kclient writes every time in UTC, so equal
+//! instants have equal text.
+//!
+//! A field set to its zero value where Go's `omitempty` leaves it out (`Some(0)` for an
+//! `Option<i32>` the server stores as absent) is not equal to the absent field: Rust's `None`
+//! may mean something else than zero (a Deployment's `replicas`), which only the type's own
+//! defaults know.
 //!
 //! The walk goes through the types' `Serialize` impls with a serializer of its own: a
 //! [`Quantity`] announces itself there as a newtype named [`QUANTITY_NAME`], which every
@@ -38,9 +49,12 @@ pub(crate) const QUANTITY_NAME: &str = "$kclient::Quantity";
 const RAW_VALUE_NAME: &str = "$serde_json::private::RawValue";
 
 /// Whether `a` and `b` are semantically equal, as apimachinery's `equality.Semantic.DeepEqual`
-/// tells: quantities compare by amount ([`Quantity::cmp_amount`], an empty one as `0`), empty
-/// lists and maps equal absent ones, and so do `null` fields, but an empty struct is not an
-/// absent one; raw JSON compares as parsed JSON, with no allowances.
+/// tells: quantities compare by amount ([`Quantity::cmp_amount`], an empty one as `0`), and
+/// empty lists and maps equal absent ones, but an empty struct is not an absent one; raw JSON
+/// compares as parsed JSON. The module `equality` (this function's source) gives the details.
+///
+/// Values of any depth are compared without overflowing the stack (an `Unstructured` may nest
+/// 10,000 levels, as the API server stores).
 ///
 /// A value whose serialization fails (a map with keys that are not strings, say) is equal to
 /// nothing, so that a caller deciding whether to write goes on and meets the error there.
@@ -59,42 +73,98 @@ const RAW_VALUE_NAME: &str = "$serde_json::private::RawValue";
 /// assert!(semantic_eq(&Some(Vec::<String>::new()), &none));
 /// ```
 pub fn semantic_eq<T: Serialize + ?Sized>(a: &T, b: &T) -> bool {
-    match (Tree::of(a), Tree::of(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
+    let (Ok(a), Ok(b)) = (Tree::of(a), Tree::of(b)) else {
+        return false;
+    };
+    // Comparing and dropping recurse once per level: on a stack as deep as the trees.
+    let levels = a.levels().max(b.levels());
+    let levels = u32::try_from(levels).unwrap_or(u32::MAX);
+    crate::unstructured::deep::with_room(crate::unstructured::deep::room_for_levels(levels), || {
+        let equal = a == b;
+        drop((a, b));
+        equal
+    })
 }
 
-/// A serialized value as [`semantic_eq`] compares it: what JSON holds, plus quantities,
-/// with empty lists and maps already made [`Tree::Null`] and null struct fields dropped.
+/// The stack kept free while a tree is built, and grown by when less is left: the
+/// serialization of a value recurses once per level of it, on the caller's stack.
+const RED_ZONE: usize = 64 * 1024;
+const STACK_SEGMENT: usize = 1024 * 1024;
+
+/// A serialized value as [`semantic_eq`] compares it: what JSON holds, plus quantities and
+/// absent values.
 #[derive(Debug)]
 enum Tree {
+    /// `None`: an absent value. Struct fields that are absent are left out.
+    Absent,
+    /// A unit, such as JSON's `null` in a `serde_json::Value`.
     Null,
     /// A boolean, number or string.
     Scalar(Value),
     Quantity(Quantity),
     /// Raw JSON, compared as it parses.
     Json(Value),
+    /// Raw JSON that does not parse, compared as text.
+    RawText(String),
     List(Vec<Tree>),
-    /// A map's entries or a struct's fields (structs and maps are told apart only at the
-    /// end: an empty map is null, an empty struct is not).
+    /// A map's entries.
     Map(BTreeMap<String, Tree>),
+    /// A struct's fields that are not absent.
+    Struct(BTreeMap<&'static str, Tree>),
 }
 
 impl Tree {
     fn of<T: Serialize + ?Sized>(value: &T) -> Result<Tree, Failed> {
-        value.serialize(TreeSerializer)
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || value.serialize(TreeSerializer))
+    }
+
+    /// How many levels of lists, maps and structs the tree nests (without recursing).
+    fn levels(&self) -> usize {
+        let mut deepest = 0;
+        let mut pending = vec![(self, 1)];
+        while let Some((tree, level)) = pending.pop() {
+            deepest = deepest.max(level);
+            match tree {
+                Tree::List(items) => pending.extend(items.iter().map(|t| (t, level + 1))),
+                Tree::Map(entries) => pending.extend(entries.values().map(|t| (t, level + 1))),
+                Tree::Struct(fields) => pending.extend(fields.values().map(|t| (t, level + 1))),
+                _ => {}
+            }
+        }
+        deepest
+    }
+
+    /// Whether this is absent, or a list or map that could stand for an absent one (Go's
+    /// nil slice or map is equal to an empty one).
+    fn is_absent_or_empty(&self) -> bool {
+        match self {
+            Tree::Absent => true,
+            Tree::List(items) => items.is_empty(),
+            Tree::Map(entries) => entries.is_empty(),
+            _ => false,
+        }
     }
 }
 
 impl PartialEq for Tree {
     fn eq(&self, other: &Tree) -> bool {
         match (self, other) {
+            (Tree::Absent, other) | (other, Tree::Absent) => other.is_absent_or_empty(),
             (Tree::Null, Tree::Null) => true,
             (Tree::Scalar(a), Tree::Scalar(b)) | (Tree::Json(a), Tree::Json(b)) => a == b,
+            (Tree::RawText(a), Tree::RawText(b)) => a == b,
             (Tree::Quantity(a), Tree::Quantity(b)) => same_amount(a, b),
             (Tree::List(a), Tree::List(b)) => a == b,
             (Tree::Map(a), Tree::Map(b)) => a == b,
+            // A field one struct leaves out is absent there.
+            (Tree::Struct(a), Tree::Struct(b)) => {
+                let absent = Tree::Absent;
+                a.iter()
+                    .all(|(name, field)| *field == *b.get(name).unwrap_or(&absent))
+                    && b.iter()
+                        .filter(|(name, _)| !a.contains_key(*name))
+                        .all(|(_, field)| field.is_absent_or_empty())
+            }
             _ => false,
         }
     }
@@ -140,15 +210,6 @@ struct TreeSerializer;
 
 fn scalar(value: impl Into<Value>) -> Result<Tree, Failed> {
     Ok(Tree::Scalar(value.into()))
-}
-
-/// A list, or null if it is empty.
-fn list(items: Vec<Tree>) -> Tree {
-    if items.is_empty() {
-        Tree::Null
-    } else {
-        Tree::List(items)
-    }
 }
 
 /// `{variant: value}`, as serde_json writes an enum's variant with data.
@@ -207,10 +268,12 @@ impl ser::Serializer for TreeSerializer {
         scalar(v)
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Tree, Failed> {
-        Ok(list(v.iter().map(|b| Tree::Scalar((*b).into())).collect()))
+        Ok(Tree::List(
+            v.iter().map(|b| Tree::Scalar((*b).into())).collect(),
+        ))
     }
     fn serialize_none(self) -> Result<Tree, Failed> {
-        Ok(Tree::Null)
+        Ok(Tree::Absent)
     }
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Tree, Failed> {
         value.serialize(self)
@@ -316,7 +379,7 @@ impl SeqTree {
     }
 
     fn finish(self) -> Result<Tree, Failed> {
-        let items = list(self.items);
+        let items = Tree::List(self.items);
         Ok(match self.variant {
             Some(name) => variant(name, items),
             None => items,
@@ -366,18 +429,15 @@ impl ser::SerializeMap for MapTree {
         Ok(())
     }
     fn end(self) -> Result<Tree, Failed> {
-        Ok(if self.entries.is_empty() {
-            Tree::Null
-        } else {
-            Tree::Map(self.entries)
-        })
+        Ok(Tree::Map(self.entries))
     }
 }
 
-/// A struct (or a struct variant's data) being serialized: its null fields are left out, so
-/// that `null` and absent compare equal. serde_json's `RawValue` arrives as a struct too.
+/// A struct (or a struct variant's data) being serialized: its absent fields are left out, so
+/// that `None` and a field skipped compare equal. serde_json's `RawValue` arrives as a struct
+/// too.
 struct StructTree {
-    fields: BTreeMap<String, Tree>,
+    fields: BTreeMap<&'static str, Tree>,
     variant: Option<&'static str>,
     raw: bool,
 }
@@ -387,13 +447,14 @@ impl StructTree {
         let tree = Tree::of(value)?;
         let tree = match tree {
             // `RawValue`'s one field is its JSON text.
-            Tree::Scalar(Value::String(text)) if self.raw => {
-                Tree::Json(serde_json::from_str(&text).map_err(|_| Failed)?)
-            }
+            Tree::Scalar(Value::String(text)) if self.raw => match serde_json::from_str(&text) {
+                Ok(json) => Tree::Json(json),
+                Err(_) => Tree::RawText(text),
+            },
             tree => tree,
         };
-        if !matches!(tree, Tree::Null) {
-            self.fields.insert(key.to_owned(), tree);
+        if !matches!(tree, Tree::Absent) {
+            self.fields.insert(key, tree);
         }
         Ok(())
     }
@@ -402,7 +463,7 @@ impl StructTree {
         if self.raw {
             return self.fields.remove(RAW_VALUE_NAME).ok_or(Failed);
         }
-        let fields = Tree::Map(self.fields);
+        let fields = Tree::Struct(self.fields);
         Ok(match self.variant {
             Some(name) => variant(name, fields),
             None => fields,
@@ -669,6 +730,62 @@ mod tests {
     }
 
     #[test]
+    fn json_values_keep_their_kinds() {
+        // Go compares an interface's dynamic type first: {} is not [] and neither is null.
+        let kinds = [
+            json!({"a": {}}),
+            json!({"a": []}),
+            json!({"a": null}),
+            json!({}),
+        ];
+        for (i, a) in kinds.iter().enumerate() {
+            for (j, b) in kinds.iter().enumerate() {
+                assert_eq!(semantic_eq(a, b), i == j, "{a} vs {b}");
+            }
+        }
+        // In a typed field, JSON's null is not an absent value either.
+        #[derive(Serialize)]
+        struct Config {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            value: Option<Value>,
+        }
+        let null = Config {
+            value: Some(Value::Null),
+        };
+        assert!(!semantic_eq(&null, &Config { value: None }));
+        // A JSON object is a map, and an empty one stands for an absent one, as with a typed
+        // map (what a `serde_json::Value` holds is told only as it serializes).
+        let empty = Config {
+            value: Some(json!({})),
+        };
+        assert!(semantic_eq(&empty, &Config { value: None }));
+    }
+
+    #[test]
+    fn values_of_any_depth_compare_without_overflowing_the_stack() {
+        // What an API server stores, and decode_json reads: 10,000 levels.
+        let nested = |leaf: &str| {
+            let text = format!(
+                r#"{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "deep"}}, "data": {}{}{}}}"#,
+                "[".repeat(10_000),
+                leaf,
+                "]".repeat(10_000)
+            );
+            crate::decode_json::<crate::Unstructured>(text.as_bytes()).unwrap()
+        };
+        // On a thread with a small stack, as a runtime's workers have.
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                assert!(semantic_eq(&nested("1"), &nested("1")));
+                assert!(!semantic_eq(&nested("1"), &nested("2")));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
     fn raw_json_compares_as_parsed_json() {
         let raw = |text: &str| Resources {
             raw: Some(RawJson::from_string(text.to_owned()).unwrap()),
@@ -682,6 +799,10 @@ mod tests {
         // No allowances inside: Go compares the bytes.
         assert!(!semantic_eq(&raw(r#"{"a": []}"#), &raw(r#"{}"#)));
         assert!(!semantic_eq(&raw("{}"), &Resources::default()));
+        // Deeper than serde_json parses: compared as text.
+        let deep = |leaf: &str| raw(&format!("{}{leaf}{}", "[".repeat(200), "]".repeat(200)));
+        assert!(semantic_eq(&deep("1"), &deep("1")));
+        assert!(!semantic_eq(&deep("1"), &deep("2")));
     }
 
     #[test]

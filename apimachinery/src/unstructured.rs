@@ -672,6 +672,12 @@ pub(crate) mod deep {
         Some(STACK_BASE + STACK_PER_LEVEL * depth(map))
     }
 
+    /// The stack an operation recursing once per level of a value `levels` deep needs, when
+    /// that is deeper than [`SHALLOW_LEVELS`] (`None`: the caller's stack will do).
+    pub(crate) fn room_for_levels(levels: u32) -> Option<usize> {
+        (levels > SHALLOW_LEVELS).then(|| STACK_BASE + STACK_PER_LEVEL * levels as usize)
+    }
+
     /// Runs `f` on a stack of `room` bytes, or on the caller's for `None`.
     pub(crate) fn with_room<R>(room: Option<usize>, f: impl FnOnce() -> R) -> R {
         match room {

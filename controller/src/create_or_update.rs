@@ -122,7 +122,9 @@ impl<E> From<Error> for CreateOrUpdateError<E> {
 /// `equality.Semantic`: a [`Quantity`](kclient_apimachinery::meta::Quantity) of the same amount
 /// written differently (`0.5` where the server stored `500m`) is no change, nor is an empty
 /// list or map where the server left none. So a reconcile that writes quantities as people
-/// write them sends no update once the object is as it wants.
+/// write them sends no update once the object is as it wants. (A field set to its zero value
+/// where the server leaves it out, `Some(0)` read back as `None`, still counts as a change:
+/// see `semantic_eq`.)
 ///
 /// ```no_run
 /// # async fn run(client: kclient_rest::Client, owner: kclient_api::core::v1::ConfigMap)
@@ -174,11 +176,11 @@ where
 /// subresource ([`UpdatedStatusOnly`](OperationResult::UpdatedStatusOnly), or
 /// [`UpdatedStatus`](OperationResult::UpdatedStatus) after a patch to the object).
 ///
-/// When `mutate` left the object [semantically equal](kclient_apimachinery::semantic_eq) to
-/// what it read, nothing is sent ([`OperationResult::Unchanged`]), where controller-runtime
-/// compares the JSON and patches a quantity written `0.5` that the server stored as `500m`
-/// on every reconcile. Otherwise which parts changed is told from their JSON, as
-/// controller-runtime tells it.
+/// What changed, the object but for its status and the status, is told with
+/// [`semantic_eq`](kclient_apimachinery::semantic_eq): where `mutate` left a part semantically
+/// equal to what it read, nothing is sent for it, and when it left both,
+/// [`OperationResult::Unchanged`]. controller-runtime compares the JSON there, and patches a
+/// quantity written `0.5` that the server stored as `500m` on every reconcile.
 ///
 /// Each patch is a JSON merge patch from the object as read to the object as mutated, with no
 /// resourceVersion precondition: it changes only the fields `mutate` changed, and a concurrent
@@ -204,8 +206,18 @@ where
     }
     let (original, mutated) = (json(&read)?, json(obj)?);
     let (before_status, after_status) = (original.get("status"), mutated.get("status"));
+    // Each part is compared as the whole was: the object as read with only that part of the
+    // mutated one put in. JSON decides when that object does not decode.
+    let object_changed = with_status::<K>(&mutated, before_status).map_or_else(
+        || but_status(&original) != but_status(&mutated),
+        |other| !semantic_eq(&read, &other),
+    );
+    let status_changed = with_status::<K>(&original, after_status)
+        .map_or(before_status != after_status, |other| {
+            !semantic_eq(&read, &other)
+        });
     let mut result = OperationResult::Unchanged;
-    if but_status(&original) != but_status(&mutated) {
+    if object_changed {
         let patch = create_merge_patch(&original, &mutated);
         let patched: K = request::<K>(client, Verb::Patch, &key, true)
             .content_type("application/merge-patch+json")
@@ -215,7 +227,7 @@ where
         *obj = patched;
         result = OperationResult::Updated;
     }
-    if (before_status.is_some() || after_status.is_some()) && before_status != after_status {
+    if status_changed {
         if result == OperationResult::Updated {
             // The patch's answer carries the status as stored: put the mutated one back.
             let mut patched = json(obj)?;
@@ -366,6 +378,18 @@ async fn send<K: Resource>(request: Request, obj: &K) -> Result<K, Error> {
 fn json<K: Resource>(obj: &K) -> Result<Value, Error> {
     serde_json::to_value(obj)
         .map_err(|e| Error::invalid_request(format!("encoding the {}: {e}", K::KIND)))
+}
+
+/// `object` with `status` as its status (none for `None`), decoded; `None` if it does not
+/// decode.
+fn with_status<K: Resource>(object: &Value, status: Option<&Value>) -> Option<K> {
+    let mut object = object.clone();
+    let fields = object.as_object_mut()?;
+    match status {
+        Some(status) => fields.insert("status".to_owned(), status.clone()),
+        None => fields.remove("status"),
+    };
+    serde_json::from_value(object).ok()
 }
 
 /// The members of `object` but its `status`, to compare two objects apart from it.

@@ -76,17 +76,26 @@ impl TestEnv {
 
     /// [`install_crds_with_conversion_webhook`](Self::install_crds_with_conversion_webhook)
     /// for the CRDs in `text`, JSON or YAML as [`install_crds_yaml`](Self::install_crds_yaml)
-    /// reads it.
+    /// reads it. Documents of other kinds are skipped, as
+    /// [`install_webhooks_yaml`](Self::install_webhooks_yaml) skips them, so that one rendered
+    /// bundle can be given to both.
     ///
     /// # Errors
     ///
-    /// As [`install_crds_with_conversion_webhook`](Self::install_crds_with_conversion_webhook).
+    /// As [`install_crds_with_conversion_webhook`](Self::install_crds_with_conversion_webhook),
+    /// and [`TestEnvError::InvalidCrd`] when the text holds no CustomResourceDefinition.
     pub async fn install_crds_yaml_with_conversion_webhook(
         &self,
         text: &str,
         port: u16,
     ) -> Result<(), TestEnvError> {
-        let values = documents(text, "the text", TestEnvError::InvalidCrd)?;
+        let mut values = documents(text, "the text", TestEnvError::InvalidCrd)?;
+        values.retain(|value| value["kind"] == "CustomResourceDefinition");
+        if values.is_empty() {
+            return Err(TestEnvError::InvalidCrd(
+                "no document of the text is one".to_owned(),
+            ));
+        }
         let local = self.local_webhook(port)?;
         self.install_crd_values(values, Some(&local)).await
     }

@@ -80,7 +80,8 @@ impl TestEnv {
     /// configuration up a moment after it is stored: retry the first request the webhook
     /// should see. CRDs in the text are skipped too: install them, their conversion webhooks
     /// pointed at the same server, with
-    /// [`install_crds_yaml_with_conversion_webhook`](Self::install_crds_yaml_with_conversion_webhook).
+    /// [`install_crds_yaml_with_conversion_webhook`](Self::install_crds_yaml_with_conversion_webhook),
+    /// which skips the webhook configurations in turn.
     ///
     /// # Errors
     ///

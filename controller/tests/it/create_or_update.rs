@@ -294,4 +294,23 @@ async fn quantities_the_server_rewrites_are_no_change_as_with_equality_semantic(
         .expect("patch");
     assert_eq!(result, OperationResult::Updated);
     assert_eq!(hard(&quota, "cpu").as_deref(), Some("1"));
+
+    // Each part is told apart semantically: the spec's amounts are the same, the status is
+    // new, so only the status is patched.
+    let version = quota.resource_version().to_owned();
+    let mut quota: ResourceQuota = named(&ns, "semantic");
+    let result = create_or_patch(&s.client, &mut quota, |quota: &mut ResourceQuota| {
+        quota_of("1")(quota)?;
+        let mut hard = Map::new();
+        hard.insert("cpu", Quantity::from("1000m"));
+        quota.status.get_or_insert_with(Default::default).hard = Some(hard);
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .await
+    .expect("patch the status");
+    assert_eq!(result, OperationResult::UpdatedStatusOnly);
+    assert_ne!(quota.resource_version(), version);
+    let status_hard = quota.status.as_ref().and_then(|s| s.hard.as_ref());
+    let status_cpu = status_hard.and_then(|h| h.get("cpu")).map(|q| q.as_str());
+    assert_eq!(status_cpu, Some("1"));
 }

@@ -1,10 +1,11 @@
 //! The user-facing envtest API against real apiservers: a server this test binary starts
 //! itself (shared by the tests here, as a user's suite would), CRDs installed from
-//! `CustomResource::crd()` and from YAML, namespace isolation, an explicit stop, the existing
+//! `CustomResource::crd()` and from YAML (conversion webhooks pointed at the test), namespace isolation, an explicit stop, the existing
 //! cluster mode against the workspace's testenv, and the errors a user can run into.
 
 use std::path::PathBuf;
 
+use kclient_apimachinery::meta::ByteString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::{CreateOptions, GetOptions, ListOptions};
 use kclient_clientset::{Api, CustomResource, custom_resource};
@@ -280,6 +281,60 @@ async fn invalid_webhook_configurations_are_refused_with_a_reason() {
         nowhere.to_string(),
         "not a webhook configuration: webhook a.example.com of nowhere has neither a service \
          nor a url in its clientConfig"
+    );
+}
+
+/// A CRD converted by the project's webhook Service is stored pointing at the test's server
+/// instead, with testenv's CA; the rewrite's errors name what is wrong.
+#[tokio::test]
+async fn conversion_webhooks_are_pointed_at_the_test_server() {
+    let env = TestEnv::connect().await;
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gears.conversion.envtest.kclient.dev"},
+        "spec": {"group": "conversion.envtest.kclient.dev", "scope": "Namespaced",
+            "names": {"kind": "Gear", "plural": "gears", "singular": "gear"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true,
+                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+                {"name": "v2", "served": true, "storage": false,
+                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+            ],
+            "conversion": {"strategy": "Webhook", "webhook": {
+                "clientConfig": {"service": {"namespace": "system", "name": "webhook-service"}},
+            }}},
+    });
+    env.install_crds_with_conversion_webhook(&[crd], 9443)
+        .await
+        .expect("install");
+    let stored: Value = env
+        .client(Identity::Admin)
+        .get()
+        .group_version("apiextensions.k8s.io", "v1")
+        .resource("customresourcedefinitions")
+        .name("gears.conversion.envtest.kclient.dev")
+        .send()
+        .await
+        .expect("read the CRD back");
+    let webhook = &stored["spec"]["conversion"]["webhook"];
+    assert_eq!(
+        webhook["clientConfig"]["url"],
+        "https://127.0.0.1:9443/convert"
+    );
+    assert!(webhook["clientConfig"].get("service").is_none());
+    let ca = std::fs::read(env.webhook_serving().unwrap().ca_file).unwrap();
+    let ca_bundle: ByteString =
+        serde_json::from_value(webhook["clientConfig"]["caBundle"].clone()).unwrap();
+    assert_eq!(&*ca_bundle.0, &*ca);
+    assert_eq!(webhook["conversionReviewVersions"], json!(["v1"]));
+
+    let nothing = env
+        .install_crds_yaml_with_conversion_webhook("apiVersion: v1\nkind: Service\n", 9443)
+        .await
+        .expect_err("a Service alone");
+    assert_eq!(
+        nothing.to_string(),
+        "not a CustomResourceDefinition: no document of the text is one"
     );
 }
 

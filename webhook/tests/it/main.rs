@@ -612,7 +612,13 @@ async fn the_api_server_converts_custom_resources_through_the_conversion_webhook
             }},
         },
     });
-    env.install_crds_with_conversion_webhook(&[crd], port)
+    // In a rendered bundle, beside the Service the CRD names (which testenv skips); JSON is
+    // YAML.
+    let service = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"namespace": "system", "name": "webhook-service"},
+        "spec": {"ports": [{"port": 443, "targetPort": 9443}]}});
+    let bundle = format!("{service}\n---\n{crd}\n");
+    env.install_crds_yaml_with_conversion_webhook(&bundle, port)
         .await
         .expect("install the CRD");
     let client = env.client(Identity::Admin);
