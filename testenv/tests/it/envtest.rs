@@ -1,7 +1,8 @@
 //! The user-facing envtest API against real apiservers: a server this test binary starts
 //! itself (shared by the tests here, as a user's suite would), CRDs installed from
-//! `CustomResource::crd()` and from YAML (conversion webhooks pointed at the test), namespace isolation, an explicit stop, the existing
-//! cluster mode against the workspace's testenv, and the errors a user can run into.
+//! `CustomResource::crd()` and from YAML (conversion webhooks pointed at the test), namespace
+//! isolation, an explicit stop, the existing cluster mode against the workspace's testenv, and
+//! the errors a user can run into.
 
 use std::path::PathBuf;
 
