@@ -90,8 +90,9 @@ where
     ///
     /// Without one, every error is [`Action::requeue`]: retried after the rate limiter's
     /// delay, with no limit. [`Action::done`] gives up on the key until its next event (and
-    /// forgets its failures); [`Action::requeue_after`] retries after a fixed delay. The error
-    /// is logged either way.
+    /// forgets its failures): controller-runtime's `TerminalError`, counted in its terminal
+    /// errors metric. [`Action::requeue_after`] retries after a fixed delay. The error is
+    /// logged either way.
     pub fn error_policy(
         mut self,
         policy: impl Fn(&ObjectRef, &E, usize, &Ctx) -> Action + Send + Sync + 'static,

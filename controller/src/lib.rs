@@ -114,14 +114,15 @@
 //! (the one given to [`metrics_provider`](ControllerBuilder::metrics_provider), else the
 //! process-wide one) also makes its reconcile count by result (`success`, `error`,
 //! `requeue`, `requeue_after`), error count (a panic included), panic count, reconcile time
-//! histogram, active worker gauge, maximum of concurrent reconciles (its `workers`) and
-//! count of reconciles cancelled by the reconcile timeout;
+//! histogram, active worker gauge, maximum of concurrent reconciles (its `workers`), count of
+//! reconciles cancelled by the reconcile timeout and count of terminal errors (those the
+//! [error policy](Controller::error_policy) gives up on with [`Action::done`]);
 //! `PrometheusMetricsProvider` exports them under controller-runtime's names
 //! (`controller_runtime_reconcile_total`, `controller_runtime_reconcile_errors_total`,
 //! `controller_runtime_reconcile_panics_total`, `controller_runtime_reconcile_time_seconds`,
 //! `controller_runtime_active_workers`, `controller_runtime_max_concurrent_reconciles`,
-//! `controller_runtime_reconcile_timeouts_total`; not its `terminal_reconcile_errors_total`, as
-//! kclient has no terminal errors). Each reconcile
+//! `controller_runtime_reconcile_timeouts_total`,
+//! `controller_runtime_terminal_reconcile_errors_total`). Each reconcile
 //! runs in a `tracing` span `reconcile` with the fields `controller` and `key`.
 //!
 //! # Example
@@ -209,7 +210,7 @@
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
 //! | Leader election | per controller, `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, keys pending when leadership is lost kept for the next term, stops reconciling before releasing; `HealthzAdaptor` as the config's `watch_dog`; or manager-wide with `manager::Manager` (`run` returns `is_leader_election_lost()`) | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
 //! | Graceful shutdown | token; stop intake, finish in-flight (drain the queue first with `drain_on_shutdown(true)`), all within a timeout (30 s), then cancel | context; the priority queue (default) hands out nothing more, client-go's queue hands out the rest with the context cancelled; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
-//! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, errors, panics, time histogram, active workers, max concurrent reconciles | Prometheus: the same set, plus terminal errors | none built in |
+//! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, errors, panics, time histogram, active workers, max concurrent reconciles, timeouts, terminal errors (an error policy's `done`) | Prometheus: the same set (terminal errors: `TerminalError`) | none built in |
 //! | Tracing | a `reconcile` span with `controller` and `key` | a logger with the request's key | a `reconciling object` span with `object.ref` |
 //! | Several controllers, one process | `manager::Manager`: runnables (controllers, functions) over its factories, one election, ordered graceful shutdown | `manager.Manager` | none (join the futures) |
 //! | Health and readiness probes | the manager's `/healthz`, `/readyz` (`pkg/healthz`'s answers), `informer-sync` and `leaderElection` checks built in | `AddHealthzCheck`, `AddReadyzCheck` | none built in |

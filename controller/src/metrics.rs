@@ -1,15 +1,17 @@
 //! The metrics of one controller, made by the workqueue's [`MetricsProvider`] (the one the
-//! controller's queue uses): reconciles by result, errors, panics, timeouts, reconcile time,
-//! active workers and the maximum of concurrent reconciles.
+//! controller's queue uses): reconciles by result, errors, terminal errors, panics, timeouts,
+//! reconcile time, active workers and the maximum of concurrent reconciles.
 //!
 //! There is one metrics mechanism in kclient, the workqueue's: a controller named `n` gets
-//! its queue's seven metrics under the name `n`, and these seven from the same provider's
-//! `new_reconcile_total_metric`, `new_reconcile_errors_metric`, `new_reconcile_panics_metric`,
+//! its queue's seven metrics under the name `n`, and these eight from the same provider's
+//! `new_reconcile_total_metric`, `new_reconcile_errors_metric`,
+//! `new_terminal_reconcile_errors_metric`, `new_reconcile_panics_metric`,
 //! `new_reconcile_timeouts_metric`, `new_reconcile_time_metric`, `new_active_workers_metric` and
 //! `new_max_concurrent_reconciles_metric` (with the `prometheus` feature of
 //! kclient-workqueue, controller-runtime's `controller_runtime_reconcile_total`,
-//! `controller_runtime_reconcile_errors_total`, `controller_runtime_reconcile_panics_total`,
-//! `controller_runtime_reconcile_timeouts_total`, `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers` and
+//! `controller_runtime_reconcile_errors_total`,
+//! `controller_runtime_terminal_reconcile_errors_total`,
+//! `controller_runtime_reconcile_panics_total`, `controller_runtime_reconcile_timeouts_total`, `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers` and
 //! `controller_runtime_max_concurrent_reconciles`).
 
 use std::sync::Arc;
@@ -50,6 +52,7 @@ pub(crate) struct ControllerMetrics {
     errors: Option<Box<dyn CounterMetric>>,
     panics: Option<Box<dyn CounterMetric>>,
     timeouts: Option<Box<dyn CounterMetric>>,
+    terminal: Option<Box<dyn CounterMetric>>,
     time: Option<Box<dyn HistogramMetric>>,
     active: Option<Box<dyn GaugeMetric>>,
 }
@@ -68,6 +71,7 @@ impl ControllerMetrics {
                 errors: None,
                 panics: None,
                 timeouts: None,
+                terminal: None,
                 time: None,
                 active: None,
             },
@@ -82,6 +86,7 @@ impl ControllerMetrics {
                     errors: Some(p.new_reconcile_errors_metric(controller)),
                     panics: Some(p.new_reconcile_panics_metric(controller)),
                     timeouts: Some(p.new_reconcile_timeouts_metric(controller)),
+                    terminal: Some(p.new_terminal_reconcile_errors_metric(controller)),
                     time: Some(p.new_reconcile_time_metric(controller)),
                     active: Some(p.new_active_workers_metric(controller)),
                 }
@@ -112,6 +117,14 @@ impl ControllerMetrics {
     pub(crate) fn timed_out(&self) {
         if let Some(timeouts) = &self.timeouts {
             timeouts.inc();
+        }
+    }
+
+    /// Counts a failed reconcile that the error policy gave up on (controller-runtime's
+    /// terminal error); [`finished`](Self::finished) counts it as an error too.
+    pub(crate) fn terminal(&self) {
+        if let Some(terminal) = &self.terminal {
+            terminal.inc();
         }
     }
 

@@ -334,6 +334,7 @@ where
                 };
                 if action.kind == ActionKind::Done {
                     queue.forget(key);
+                    self.metrics.terminal();
                 }
                 (ReconcileResult::Error, action)
             }

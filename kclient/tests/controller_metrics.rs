@@ -271,15 +271,14 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
         ),
         2.0
     );
-    // No reconcile timeout is set: the series is there, at zero.
-    assert_eq!(
-        value(
-            &samples,
-            "controller_runtime_reconcile_timeouts_total",
-            &[controller]
-        ),
-        0.0
-    );
+    // No reconcile timeout is set, and no error policy gives up: the series are there, at
+    // zero.
+    for series in [
+        "controller_runtime_reconcile_timeouts_total",
+        "controller_runtime_terminal_reconcile_errors_total",
+    ] {
+        assert_eq!(value(&samples, series, &[controller]), 0.0, "{series}");
+    }
     // One observation per reconcile; held's alone lasted at least as long as it was held.
     assert_eq!(
         value(

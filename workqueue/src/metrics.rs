@@ -183,6 +183,15 @@ pub trait MetricsProvider: Send + Sync {
         Box::new(NoMetric)
     }
 
+    /// The number of the controller's failed reconciles that its error policy gave up on, not
+    /// to be retried (kclient-controller's, controller-runtime's
+    /// `terminal_reconcile_errors_total`, which counts its `TerminalError`s; the default
+    /// records nothing).
+    fn new_terminal_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(NoMetric)
+    }
+
     /// The number of the controller's reconciles cancelled by its reconcile timeout
     /// (kclient-controller's, controller-runtime's `reconcile_timeouts_total`; the default
     /// records nothing).

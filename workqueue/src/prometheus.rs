@@ -113,7 +113,8 @@ fn duration_histogram() -> Histogram {
 /// controllers of kclient-controller it also registers controller-runtime's
 /// `controller_runtime_reconcile_total` (labels `controller`, `result`),
 /// `controller_runtime_reconcile_errors_total`, `controller_runtime_reconcile_panics_total`,
-/// `controller_runtime_reconcile_timeouts_total`, `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers` and
+/// `controller_runtime_reconcile_timeouts_total`,
+/// `controller_runtime_terminal_reconcile_errors_total`, `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers` and
 /// `controller_runtime_max_concurrent_reconciles` (label `controller`).
 ///
 /// ```
@@ -148,11 +149,12 @@ pub struct PrometheusMetricsProvider {
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_panics: Family<ControllerLabels, Counter>,
     reconcile_timeouts: Family<ControllerLabels, Counter>,
+    terminal_reconcile_errors: Family<ControllerLabels, Counter>,
     max_concurrent_reconciles: Family<ControllerLabels, Gauge>,
 }
 
 impl PrometheusMetricsProvider {
-    /// Registers the eight workqueue and seven controller metric families in `registry` (use
+    /// Registers the eight workqueue and eight controller metric families in `registry` (use
     /// `Registry::sub_registry_with_prefix` for a prefix).
     pub fn new(registry: &mut Registry) -> Self {
         let provider = PrometheusMetricsProvider {
@@ -170,6 +172,7 @@ impl PrometheusMetricsProvider {
             reconcile_errors: Family::default(),
             reconcile_panics: Family::default(),
             reconcile_timeouts: Family::default(),
+            terminal_reconcile_errors: Family::default(),
             max_concurrent_reconciles: Family::default(),
         };
         registry.register(
@@ -244,6 +247,11 @@ impl PrometheusMetricsProvider {
             "controller_runtime_reconcile_timeouts",
             "Total number of reconciliation timeouts per controller",
             provider.reconcile_timeouts.clone(),
+        );
+        registry.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            provider.terminal_reconcile_errors.clone(),
         );
         registry.register(
             "controller_runtime_max_concurrent_reconciles",
@@ -470,6 +478,14 @@ impl MetricsProvider for PrometheusMetricsProvider {
         )))
     }
 
+    fn new_terminal_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(self.terminal_reconcile_errors.get_or_create_owned(
+            &ControllerLabels {
+                controller: controller.to_owned(),
+            },
+        )))
+    }
+
     fn new_max_concurrent_reconciles_metric(
         &self,
         controller: &str,
@@ -648,6 +664,9 @@ mod tests {
         provider.new_reconcile_panics_metric("networks").inc();
         provider.new_reconcile_timeouts_metric("networks").inc();
         provider
+            .new_terminal_reconcile_errors_metric("networks")
+            .inc();
+        provider
             .new_max_concurrent_reconciles_metric("networks")
             .set(4.0);
 
@@ -662,6 +681,7 @@ mod tests {
             r#"controller_runtime_reconcile_errors_total{controller="networks"} 1"#,
             r#"controller_runtime_reconcile_panics_total{controller="networks"} 1"#,
             r#"controller_runtime_reconcile_timeouts_total{controller="networks"} 1"#,
+            r#"controller_runtime_terminal_reconcile_errors_total{controller="networks"} 1"#,
             r#"controller_runtime_max_concurrent_reconciles{controller="networks"} 4"#,
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");

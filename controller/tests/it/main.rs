@@ -272,6 +272,13 @@ impl MetricsProvider for CountingProvider {
     fn new_active_workers_metric(&self, _: &str) -> Box<dyn GaugeMetric> {
         Box::new(Active(Arc::clone(&self.active)))
     }
+    /// Counted as the result `terminal`.
+    fn new_terminal_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(
+            Arc::clone(&self.totals),
+            (controller.to_owned(), "terminal".to_owned()),
+        ))
+    }
     /// Counted as the result `timeout`.
     fn new_reconcile_timeouts_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
         Box::new(Total(

@@ -243,9 +243,11 @@ async fn an_error_policy_can_give_up_on_a_key_on(priority_queue: bool) {
     let s = Setup::new().await;
     s.create_config_map("hopeless", &[]).await;
     let attempts = Arc::new(AtomicUsize::new(0));
+    let metrics = Arc::new(CountingProvider::default());
     let controller = ControllerBuilder::new("give-up-test", &s.factory)
         .for_::<ConfigMap>()
         .priority_queue(priority_queue)
+        .metrics_provider(metrics.clone())
         .rate_limiter(ItemExponentialFailureRateLimiter::new(
             Duration::from_millis(1),
             Duration::from_millis(10),
@@ -283,6 +285,9 @@ async fn an_error_policy_can_give_up_on_a_key_on(priority_queue: bool) {
     .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(attempts.load(Ordering::SeqCst), 6);
+    // Each give-up is a terminal error (controller-runtime's metric), each attempt an error.
+    assert_eq!(metrics.total("give-up-test", "terminal"), 2);
+    assert_eq!(metrics.total("give-up-test", "error"), 6);
     shutdown.cancel();
     run.await.unwrap().unwrap();
 }
