@@ -86,7 +86,9 @@ impl<K> Delta<K> {
 }
 
 impl<K: Object> Delta<K> {
-    /// The store key of the object this delta is about.
+    /// The default store key (`namespace/name`) of the object this delta is about; a tombstone's
+    /// key as recorded. A pipeline whose [`DeltaFIFO`] has a key function of its own keys objects
+    /// with [`DeltaFIFO::key_of`] instead.
     pub fn key(&self) -> String {
         match self {
             Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => {

@@ -850,7 +850,6 @@ impl<K: Object> Reflector<K> {
             Some(Err(e)) => return Some(WatchEnd::Failed(e)),
             Some(Ok(event)) => event,
         };
-        self.mark_success();
         if let Some(m) = reflector_metrics::provider() {
             m.watch_event(self.name());
         }
@@ -858,24 +857,23 @@ impl<K: Object> Reflector<K> {
             WatchEvent::Error(status) => {
                 return Some(WatchEnd::Failed(Error::from_status(*status)));
             }
+            // The version is read before the transform, which may leave it out of the object
+            // it keeps (as client-go reads it before its store transforms).
             WatchEvent::Added(obj) => {
-                let obj = self.prepare(obj);
                 let rv = obj.resource_version().to_owned();
-                self.store.add(obj);
+                self.store.add(self.prepare(obj));
                 rv
             }
             WatchEvent::Modified(obj) => {
                 open.seen_non_add = true;
-                let obj = self.prepare(obj);
                 let rv = obj.resource_version().to_owned();
-                self.store.update(obj);
+                self.store.update(self.prepare(obj));
                 rv
             }
             WatchEvent::Deleted(obj) => {
                 open.seen_non_add = true;
-                let obj = self.prepare(obj);
                 let rv = obj.resource_version().to_owned();
-                self.store.delete(obj);
+                self.store.delete(self.prepare(obj));
                 rv
             }
             WatchEvent::Bookmark(bookmark) => {
@@ -884,6 +882,8 @@ impl<K: Object> Reflector<K> {
                 bookmark.resource_version
             }
         };
+        // An in-stream ERROR (returned above) is not a success.
+        self.mark_success();
         if open.propagate_rv_from_start || open.seen_non_add {
             self.set_last_sync_resource_version(&rv);
         }
@@ -1311,6 +1311,49 @@ mod tests {
         assert_eq!(r.names(), vec!["a", "c"]);
         assert_eq!(r.store.get_by_key("ns/a").unwrap().resource_version, "12");
         assert_eq!(r.reflector.last_sync_resource_version(), "13");
+        r.stop().await;
+    }
+
+    /// An in-stream ERROR is not news from a healthy server: the time of the last success stays
+    /// that of the list.
+    #[tokio::test(start_paused = true)]
+    async fn an_error_event_is_not_a_success() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        let tx = lw.push_live_watch(vec![]);
+        lw.push_watch(vec![], Tail::Hang);
+        let r = start(lw, list_first());
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let listed = r
+            .reflector
+            .last_successful_sync()
+            .expect("the list succeeded");
+        tx.send(error_event(Error::new_internal_error("etcd is down")))
+            .unwrap();
+        settle().await;
+        assert_eq!(r.lw.calls().len(), 3, "re-watched after the error");
+        assert_eq!(r.reflector.last_successful_sync(), Some(listed));
+        r.stop().await;
+    }
+
+    /// A transform that leaves the version out of the object it keeps does not lose the
+    /// version the watch resumes from (client-go reads it before its store transforms).
+    #[tokio::test(start_paused = true)]
+    async fn the_version_is_read_before_the_transform() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        lw.push_watch(vec![added("c", "11"), modified("a", "12")], Tail::End);
+        lw.push_watch(vec![], Tail::Hang);
+        let r = start_with(lw, list_first(), |reflector| {
+            reflector.with_transform(Arc::new(|pod: &mut crate::example_object::Pod| {
+                pod.resource_version.clear();
+            }))
+        });
+        settle().await;
+        let calls = r.lw.calls();
+        assert!(is_watch_at(&calls[2], "12"), "{:?}", calls[2]);
+        assert_eq!(r.reflector.last_sync_resource_version(), "12");
+        assert_eq!(r.store.get_by_key("ns/a").unwrap().resource_version, "");
         r.stop().await;
     }
 

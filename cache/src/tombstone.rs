@@ -50,7 +50,9 @@ impl<K> Clone for DeletedObject<K> {
 }
 
 impl<K: Object> DeletedObject<K> {
-    /// The store key of the deleted object.
+    /// The default store key (`namespace/name`) of the deleted object, or a tombstone's key as
+    /// recorded. A pipeline whose `DeltaFIFO` has a key function of its own keys objects with
+    /// its `key_of` instead.
     pub fn key(&self) -> String {
         match self {
             DeletedObject::Object(obj) => object_key(obj.as_ref()),
