@@ -410,8 +410,7 @@ impl Kubeconfig {
         if text.trim().is_empty() {
             return Ok(Kubeconfig::default());
         }
-        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text)
-            .map_err(|e| ConfigError::new(Kind::Parse, "invalid kubeconfig yaml").with_source(e))?;
+        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(yaml_error)?;
         if value.is_null() {
             return Ok(Kubeconfig::default());
         }
@@ -766,6 +765,20 @@ const CHECKED: [Section; 2] = [
         ],
     ),
 ];
+
+/// A kubeconfig that is not YAML: the error says where, but not in the parser's words, which
+/// may quote the text (a secret); those stay in its `source()`.
+pub(crate) fn yaml_error(e: serde_yaml_ng::Error) -> ConfigError {
+    let message = match e.location() {
+        Some(at) => format!(
+            "invalid kubeconfig yaml at line {} column {}",
+            at.line(),
+            at.column()
+        ),
+        None => "invalid kubeconfig yaml".to_owned(),
+    };
+    ConfigError::new(Kind::Parse, message).with_source(e)
+}
 
 /// Checks the fields that hold secrets or base64 data before the typed decode, so that a bad
 /// one is reported naming the field and its cluster or user, and never its value (serde's
@@ -1253,6 +1266,18 @@ users:
             assert!(err.is_parse(), "{name}: {err:?}");
             assert!(err.to_string().contains(name), "{name}: {err}");
         }
+        // Text that is not YAML: the message says where, without quoting the text.
+        let path = write(
+            dir.path(),
+            "cut.yaml",
+            "users:\n- name: u\n  user: {token: \"abc",
+        );
+        let err = ClientConfigLoadingRules::explicit(&path)
+            .load()
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("at line 3 column"), "{message}");
+        assert!(!message.contains("abc"), "{message}");
         // Empty and null documents are empty configs.
         for text in [
             "",

@@ -43,7 +43,7 @@ use serde_yaml_ng::{Mapping, Value};
 use crate::config_error::{ConfigError, Kind};
 use crate::kubeconfig::{
     AuthInfo, ClientConfigLoadingRules, Cluster, Context, ExecConfig, Kubeconfig, NamedExtension,
-    Preferences, absolute_dir,
+    Preferences, absolute_dir, yaml_error,
 };
 
 /// Which kubeconfig files are read and written, client-go's `clientcmd.PathOptions`.
@@ -425,11 +425,8 @@ impl Document {
         if text.trim().is_empty() {
             return Ok(Document::new_file());
         }
-        let value: Value = serde_yaml_ng::from_str(&text).map_err(|e| {
-            ConfigError::new(Kind::Parse, "invalid kubeconfig yaml")
-                .with_source(e)
-                .in_file(file)
-        })?;
+        let value: Value =
+            serde_yaml_ng::from_str(&text).map_err(|e| yaml_error(e).in_file(file))?;
         match value {
             Value::Null => Ok(Document::new_file()),
             Value::Mapping(root) => Ok(Document {

@@ -400,7 +400,8 @@ async fn requests_get_an_http_span_and_no_secret_reaches_spans_events_or_debug()
 /// transport sends as basic auth, as Go's `http.Client` does) is shown as `xxxxx`, as Go's
 /// `url.URL.Redacted` shows it, wherever the URL is printed: `Debug` of the config, the
 /// kubeconfig cluster and the client, the error of a WebSocket upgrade the server refused, the
-/// error about an unusable server URL, and what `Client::base_url` and `Request::url` return.
+/// error about an unusable server URL, and what `Client::base_url` and `Request::url` return;
+/// the error of a connection refused leaves the user info out.
 #[tokio::test]
 async fn a_password_in_the_server_url_reaches_no_debug_output_or_error() {
     const PASSWORD: &str = "kclient-secret-url-password-31b8";
@@ -438,9 +439,25 @@ async fn a_password_in_the_server_url_reaches_no_debug_output_or_error() {
     // The accessors that hand the URL out, for a log line or an error message.
     let base_url = client.base_url().to_owned();
     let request_url = client.get().abs_path("/version").url().unwrap();
+    // A transport failure (nothing listens on the port any more), whose error names the URL.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut refused_config = Config::new(format!("http://admin:{PASSWORD}@127.0.0.1:{closed}"));
+    refused_config.qps = -1.0;
+    let refused = Client::new(refused_config)
+        .unwrap()
+        .get()
+        .abs_path("/version")
+        .send::<serde_json::Value>()
+        .await
+        .expect_err("nothing listens");
+    assert!(refused.to_string().contains("/version"), "{refused}");
     let debug = format!(
         "{config:?} {client:?} {kubeconfig:?} {upgrade} {upgrade:?} {bad_scheme} {bad_scheme:?} \
-         {base_url} {request_url}"
+         {base_url} {request_url} {refused} {refused:?}"
     );
     assert!(
         !debug.contains(PASSWORD),

@@ -99,7 +99,12 @@ impl TokenBucketRateLimiter {
             if reservation.pending {
                 // Until the token exists, counted from its reservation, not from this first
                 // poll: a future polled late waits no longer than the token needs.
-                tokio::time::sleep_until(Instant::from_std(reserved_at + delay)).await;
+                // A bucket that never refills (`qps` 0, or so small that its period overflows)
+                // answers `Duration::MAX`: past what an instant holds, it waits for ever.
+                match reserved_at.checked_add(delay) {
+                    Some(at) => tokio::time::sleep_until(Instant::from_std(at)).await,
+                    None => std::future::pending().await,
+                }
                 reservation.pending = false;
             }
         }
@@ -261,6 +266,18 @@ mod tests {
             e >= Duration::from_millis(1199) && e <= Duration::from_millis(1201),
             "{e:?}"
         );
+    }
+
+    /// A bucket that never refills hands out its burst, then waits for ever, without a panic:
+    /// at `qps` 0 and at one so small that its period overflows.
+    #[tokio::test(start_paused = true)]
+    async fn a_bucket_that_never_refills_waits_for_ever() {
+        for qps in [0.0, 1e-20] {
+            let l = TokenBucketRateLimiter::new(qps, 1);
+            l.wait().await;
+            let second = tokio::time::timeout(Duration::from_secs(3600 * 24 * 365), l.wait());
+            assert!(second.await.is_err(), "qps {qps}: a second token came");
+        }
     }
 
     /// A wait cut short (a request's deadline, a dropped call) gives its token back: the next

@@ -871,9 +871,16 @@ impl Request {
                         Some(route) => route.wire_url(&url).into_owned(),
                         None => url.clone(),
                     };
-                    // An error names the server URL, not the one the handshake's name is in.
-                    let transport_error =
-                        |e: reqwest::Error| transport_error(e.with_url(url.clone()));
+                    // An error names the server URL, not the one the handshake's name is in,
+                    // without the user info (reqwest sends it as basic auth and leaves it out
+                    // of its own errors).
+                    let transport_error = |e: reqwest::Error| {
+                        let mut shown = url.clone();
+                        // Fails only for URLs that cannot have user info.
+                        let _ = shown.set_password(None);
+                        let _ = shown.set_username("");
+                        transport_error(e.with_url(shown))
+                    };
                     let mut rb = http
                         .request(self.verb.method(), wire)
                         .header(http::header::USER_AGENT, inner.user_agent.clone());
