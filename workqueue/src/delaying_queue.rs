@@ -63,7 +63,9 @@ where
     /// nothing once the queue is shutting down (and counts the item as dropped); shutting down
     /// drops the items still waiting, except with
     /// [`shut_down_with_drain_delayed_blocking`](DelayingQueue::shut_down_with_drain_delayed_blocking).
-    /// Counts as a retry in the queue's metrics.
+    /// Counts as a retry in the queue's metrics. A delay past the end of representable time
+    /// (`Duration::MAX`, which a rate limiter that never refills answers) drops the item: it
+    /// would never be ready (client-go keeps it in its heap for ever, with the same effect).
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.core.add_after(item, delay);
     }

@@ -100,7 +100,10 @@ fn duration_histogram() -> Histogram {
 }
 
 /// A [`MetricsProvider`] that registers the workqueue metrics of Kubernetes components in a
-/// `prometheus-client` [`Registry`], one series per queue name (label `name`):
+/// `prometheus-client` [`Registry`], one series per queue name (label `name`, as client-go's
+/// component-base labels them; controller-runtime's copies also carry `controller`, the same
+/// name, and a plain queue's depth an empty `priority`, so a dashboard written for
+/// controller-runtime selects on `name` to read these):
 ///
 /// `workqueue_depth`, `workqueue_adds_total`, `workqueue_queue_duration_seconds`,
 /// `workqueue_work_duration_seconds`, `workqueue_unfinished_work_seconds`,
