@@ -98,6 +98,17 @@
 //! queue closed takes one off, and the `done` that takes it to 0 notifies the drain. A `done` that queues its
 //! item again counts under the state's lock, with the push.
 //!
+//! The same sweep counts the adds caught between their two locks: an add makes a new item's
+//! entry under the shard's lock and queues the item under the state's, and another add of the
+//! item may merge into the entry in between and return. If shutdown began in between too, that
+//! second add returned before shutdown and its item must still reach a getter. So an add that
+//! makes an entry while the queue is open (it reads the mark under the shard's lock) counts it
+//! in the shard (`ShardMaps::opened`), and one that queues such an item before shutdown counts
+//! that in the state (`State::queued_opened`); the sweep takes the difference
+//! (`Signals::unqueued`), getters do not report the end while it is not 0, and each such add
+//! that comes after the sweep queues its item and takes one off. Two plain writes per new item,
+//! to lines already held.
+//!
 //! Against the single atomic, in interleaved rounds (`bench/workqueue/ab.py 15`, the median of
 //! the per-round ratios): `drain async 8 8 distinct` 0.83x the time (faster in 13 of 15 rounds),
 //! `blocking 32 32 distinct` 0.91x (11 of 15), `tasks 32 32 distinct` 0.93x (10 of 15), `async
@@ -358,6 +369,10 @@ struct Signals {
     /// (`Entry::awaited`) and not yet handed out. Getters do not report the end while it is not
     /// 0 either. Read and written under the state's lock only.
     delayed_merged: AtomicUsize,
+    /// Once shutdown has begun: how many adds that made an entry while the queue was open have
+    /// not yet queued its item (see "Counting"). Getters do not report the end while it is not
+    /// 0. Read and written under the state's lock only.
+    unqueued: AtomicUsize,
     /// Once shutdown has begun: how many items were handed out and are not yet done (see
     /// "Counting"). 0 before; while shutdown sums the shards it may wrap below 0, for the
     /// `done`s that saw the queue closed before the sum was added.
@@ -405,6 +420,10 @@ struct ShardMaps<T> {
     /// Adds that merged into a waiting item of the shard (wrapping): every
     /// [`HOLD_POLL_EVERY`]th looks whether an armed hold has ended (`poll_hold`).
     merged_adds: u8,
+    /// New entries made in the shard by adds that found the queue open (wrapping): shutdown
+    /// counts the ones whose add has not yet queued the item, so that getters do not report
+    /// the end before it is queued (see "Counting"). In the padding before `done_count`.
+    opened: u16,
     /// Items of the shard done before shutdown began and not queued again (wrapping): what
     /// `done` counts instead of a global count (see "Counting").
     done_count: u32,
@@ -462,6 +481,8 @@ struct State<T> {
     /// Items handed out before shutdown began, less those queued again by `done` (wrapping; see
     /// "Counting").
     handed_out: u32,
+    /// Of the shards' `opened` entries, those queued before shutdown began (wrapping).
+    queued_opened: u16,
     shutting_down: bool,
     /// Set by `shut_down_with_drain_blocking`, cleared by `shut_down` (which forces the drain to stop).
     drain: bool,
@@ -638,6 +659,7 @@ where
                         times: None,
                         done_tags: [[0; 3]; DONE_SLOTS],
                         merged_adds: 0,
+                        opened: 0,
                         done_count: 0,
                     }))
                 })
@@ -649,6 +671,7 @@ where
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
                     handed_out: 0,
+                    queued_opened: 0,
                     shutting_down: false,
                     drain: false,
                     sleepers: 0,
@@ -665,6 +688,7 @@ where
                     hold_deadline: AtomicU64::new(0),
                     delayed_pending: AtomicUsize::new(0),
                     delayed_merged: AtomicUsize::new(0),
+                    unqueued: AtomicUsize::new(0),
                     outstanding: AtomicUsize::new(0),
                 }),
                 holding: CachePadded(AtomicBool::new(false)),
@@ -744,6 +768,7 @@ where
     /// for such a merge, whose item a getter has yet to take before the drain can end.
     fn enqueue(&self, item: T, awaited: bool) -> bool {
         let hash = self.hash(&item);
+        let mut opened = false;
         {
             let mut guard = self.shard(hash).lock();
             let shard = &mut *guard;
@@ -773,6 +798,12 @@ where
                     if shard.recently_done(hash) {
                         self.key_came_back();
                     }
+                    // Read under the shard's lock, which shutdown takes after it closes the
+                    // queue: an entry made while it was open is in shutdown's count.
+                    opened = !self.closed.load(Ordering::Relaxed);
+                    if opened {
+                        shard.opened = shard.opened.wrapping_add(1);
+                    }
                     let entry = Entry {
                         dirty: true,
                         ..Entry::default()
@@ -794,19 +825,34 @@ where
                 return true;
             }
         }
-        self.queue_new(hash, item);
+        self.queue_new(hash, item, opened);
         true
     }
 
     /// The second half of `enqueue`, for an item it has just entered as dirty: puts it in the
     /// FIFO and wakes a getter if needed. Until then the entry is waiting but not queued.
-    fn queue_new(&self, hash: u64, item: T) {
+    /// `opened`: the entry was made while the queue was open.
+    fn queue_new(&self, hash: u64, item: T, opened: bool) {
         let queued_at = self.queue_stamp();
+        let mut all_in = false;
         let wake = {
             let mut state = self.hot.state.lock();
-            if self.finished(&state) {
-                // An add that found the queue open, but shutdown began since and getters may
-                // have seen the end: ignored, as an add after shutdown is. (The timer's moves
+            if opened {
+                // Queued whatever happens: another add of the item may have merged into the
+                // entry and returned before shutdown. If shutdown has begun, it counted this
+                // entry, and getters wait for it (see "Counting").
+                if state.shutting_down {
+                    let unqueued = &self.hot.signals.unqueued;
+                    let left = unqueued.load(Ordering::Relaxed).saturating_sub(1);
+                    unqueued.store(left, Ordering::Relaxed);
+                    all_in = left == 0;
+                } else {
+                    state.queued_opened = state.queued_opened.wrapping_add(1);
+                }
+            } else if self.finished(&state) {
+                // An add that found the queue open, but made its entry after shutdown closed it,
+                // and getters may have seen the end: ignored, as an add after shutdown is. No
+                // add that returned before shutdown merged into that entry. (The timer's moves
                 // of a delayed drain's items come before its count of them reaches 0, and one
                 // that merged into this entry keeps that count above 0: `Entry::awaited`.)
                 drop(state);
@@ -817,6 +863,10 @@ where
             self.wake_plan(&mut state)
         };
         self.wake(wake);
+        if all_in {
+            // Getters that found nothing waited for this item: past it, they may see the end.
+            self.wake_end_watchers();
+        }
     }
 
     /// Takes back the entry of an item an add marked dirty but did not queue (see `enqueue`):
@@ -1089,7 +1139,9 @@ where
     /// Whether a getter that found the FIFO empty should stop: shut down, and no delayed item
     /// still to come in a drain that waits for them.
     fn finished(&self, state: &State<T>) -> bool {
-        state.shutting_down && self.delayed_pending(state) == 0
+        state.shutting_down
+            && self.delayed_pending(state) == 0
+            && self.hot.signals.unqueued.load(Ordering::Relaxed) == 0
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -1433,11 +1485,22 @@ where
     /// not counted to `outstanding`, which counts from then on (see "Counting").
     fn count_outstanding(&self, state: &State<T>) {
         self.closed.store(true, Ordering::Relaxed);
-        let done = self
+        let (done, opened) = self
             .shards
             .iter()
-            .map(|shard| shard.0.lock().done_count)
-            .fold(0, u32::wrapping_add);
+            .map(|shard| {
+                let maps = shard.0.lock();
+                (maps.done_count, maps.opened)
+            })
+            .fold((0u32, 0u16), |(done, opened), (d, o)| {
+                (done.wrapping_add(d), opened.wrapping_add(o))
+            });
+        // Fewer than 2^16 adds are between their two locks at once (one per thread).
+        let unqueued = opened.wrapping_sub(state.queued_opened);
+        self.hot
+            .signals
+            .unqueued
+            .store(usize::from(unqueued), Ordering::Relaxed);
         let not_done = state.handed_out.wrapping_sub(done);
         self.hot
             .signals
@@ -1491,6 +1554,7 @@ where
         !state.drain
             || (self.processing(state) == 0
                 && self.delayed_pending(state) == 0
+                && self.hot.signals.unqueued.load(Ordering::Relaxed) == 0
                 && state.queue.is_empty())
     }
 
@@ -1996,19 +2060,23 @@ mod tests {
         let core = core_holding_for(Duration::ZERO);
         // 7 waits in the heap, due now, as `add_after` leaves it.
         due_now(&core, 7);
-        // An add of 7 in flight: its first half has entered 7 as dirty.
+        // An add of 7 in flight: its first half has entered 7 as dirty, and counted it.
         let hash = core.hash(&7);
-        core.shard(hash).lock().items.insert_unique(
-            hash,
-            (
-                7,
-                Entry {
-                    dirty: true,
-                    ..Entry::default()
-                },
-            ),
-            |(key, _)| core.hash(key),
-        );
+        {
+            let mut shard = core.shard(hash).lock();
+            shard.items.insert_unique(
+                hash,
+                (
+                    7,
+                    Entry {
+                        dirty: true,
+                        ..Entry::default()
+                    },
+                ),
+                |(key, _)| core.hash(key),
+            );
+            shard.opened = shard.opened.wrapping_add(1);
+        }
         // The drain keeps 7 (due within the bound), and the move (this test's or the timer
         // thread's, which the move registers the queue with) takes it out of the heap.
         assert!(
@@ -2018,7 +2086,7 @@ mod tests {
         assert!(core.move_ready(core.clock.now()).is_some());
         assert_eq!(core.waiting_len(), 0);
         // The add's second half.
-        core.queue_new(hash, 7);
+        core.queue_new(hash, 7, true);
         assert_eq!(core.try_get(), Ok(7), "the delayed item was lost");
         assert!(!core.drained_with_delayed(&core.hot.state.lock()));
         core.done(&7);

@@ -206,3 +206,30 @@ fn shut_down_cuts_a_drain_short() {
         drainer.join().unwrap();
     });
 }
+
+/// An add that returned before shutdown is processed, even when it merged into the entry of a
+/// concurrent add of the same item that had not yet put it in the FIFO when shutdown began.
+#[test]
+fn an_add_merged_into_one_not_yet_queued_is_not_lost_at_shutdown() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        let first = {
+            let queue = queue.clone();
+            thread::spawn(move || queue.add(1))
+        };
+        queue.add(1);
+        // That add has returned: shutdown comes after it, and a drain must process the item.
+        queue.shut_down();
+        let mut got = Vec::new();
+        while let Some(item) = queue.get_blocking() {
+            queue.done(&item);
+            got.push(item);
+        }
+        first.join().unwrap();
+        // Twice when the other add, begun before shutdown, came while the item was processing.
+        assert!(
+            !got.is_empty(),
+            "the add that returned before shutdown was lost"
+        );
+    });
+}
