@@ -170,12 +170,14 @@ impl Error {
         self.api_error().is_some_and(|e| e.is_not_found())
     }
 
-    /// Whether the failure is worth retrying soon: a connection refused or reset, a 5xx or a
-    /// 429 (client-go memcache's `isTransientError`).
+    /// Whether the failure is worth retrying soon: a connection refused or reset, a request
+    /// that timed out, a 5xx or a 429 (client-go memcache's `isTransientError`, which counts a
+    /// deadline exceeded).
     pub fn is_transient(&self) -> bool {
         self.api_error().is_some_and(|e| {
             e.is_connection_refused()
                 || e.is_connection_reset()
+                || e.is_transport_timeout()
                 || e.code().is_some_and(|c| c >= 500)
                 || e.is_too_many_requests()
         })

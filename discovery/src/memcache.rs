@@ -3,7 +3,7 @@
 //!
 //! The first call fetches everything (one aggregated round, or the groups and then every
 //! group version concurrently) and keeps it; later calls answer from memory. A group version
-//! whose fetch failed with a transient error (connection refused or reset, 5xx, 429) is
+//! whose fetch failed with a transient error (connection refused or reset, timeout, 5xx, 429) is
 //! fetched again when asked for. [`CachedDiscoveryInterface::fresh`] is true once the cache
 //! holds data fetched by this client; [`CachedDiscoveryInterface::invalidate`] drops it, and
 //! the data of a delegate that caches too (a disk cache under the memory cache), as
@@ -302,11 +302,21 @@ mod tests {
 
     #[tokio::test]
     async fn transient_failures_are_fetched_again() {
-        let fake = FakeDiscovery::new(false);
-        fake.failing.lock().insert(
-            "apps/v1".into(),
-            kclient_apimachinery::Error::new_internal_error("etcd is down").into(),
+        let timed_out = kclient_apimachinery::Error::transport(
+            kclient_apimachinery::TransportErrorKind::Timeout,
+            "no answer within 32s",
         );
+        for failure in [
+            kclient_apimachinery::Error::new_internal_error("etcd is down"),
+            timed_out,
+        ] {
+            transient_failure_is_fetched_again(failure).await;
+        }
+    }
+
+    async fn transient_failure_is_fetched_again(failure: kclient_apimachinery::Error) {
+        let fake = FakeDiscovery::new(false);
+        fake.failing.lock().insert("apps/v1".into(), failure.into());
         let cache = MemCacheClient::new(fake);
         let all = cache.server_groups_and_resources().await.unwrap();
         assert_eq!(all.value.resources.len(), 1);
