@@ -12,6 +12,11 @@
 //! not either, but its discovery cache's `Invalidate` does); it starts a new generation, and a
 //! build that began in an older one answers its own lookup without keeping the snapshot, so
 //! every lookup that begins after `reset` returns uses discovery from after it.
+//!
+//! Misses at the same time cost one rediscovery, not one each: a miss resets only the
+//! snapshot it missed on. One that finds a newer generation already (another miss reset since
+//! it read its snapshot) waits for that rebuild, whose discovery began after its own lookup
+//! did.
 
 use std::sync::Arc;
 
@@ -86,17 +91,34 @@ impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
         };
     }
 
-    /// The current snapshot, building it if there is none; the flag says whether this call
-    /// built the snapshot now in use.
-    async fn current(&self) -> Result<(Arc<DiscoveryRESTMapper>, bool), Error> {
-        if let Some(m) = self.snapshot.lock().mapper.clone() {
-            return Ok((m, false));
+    /// [`reset`](Self::reset), unless a reset came since the snapshot of `generation` was
+    /// read: the rebuild that one starts serves this caller too.
+    fn reset_from(&self, generation: u64) {
+        let mut snapshot = self.snapshot.lock();
+        if snapshot.generation != generation {
+            return;
+        }
+        self.discovery.invalidate();
+        *snapshot = Snapshot {
+            mapper: None,
+            generation: generation.wrapping_add(1),
+        };
+    }
+
+    /// The current snapshot, building it if there is none, with its generation; the flag says
+    /// whether this call built the snapshot now in use.
+    async fn current(&self) -> Result<(Arc<DiscoveryRESTMapper>, u64, bool), Error> {
+        {
+            let snapshot = self.snapshot.lock();
+            if let Some(m) = snapshot.mapper.clone() {
+                return Ok((m, snapshot.generation, false));
+            }
         }
         let _guard = self.build.lock().await;
         let generation = {
             let snapshot = self.snapshot.lock();
             if let Some(m) = snapshot.mapper.clone() {
-                return Ok((m, false));
+                return Ok((m, snapshot.generation, false));
             }
             snapshot.generation
         };
@@ -109,10 +131,10 @@ impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
         if snapshot.generation != generation {
             // Reset while discovery was in flight: the answer may predate the reset, so it
             // serves this lookup only, which may rebuild on a miss.
-            return Ok((mapper, false));
+            return Ok((mapper, generation, false));
         }
         snapshot.mapper = Some(mapper.clone());
-        Ok((mapper, true))
+        Ok((mapper, generation, true))
     }
 
     /// Runs a lookup, rebuilding the snapshot once if it misses on a snapshot this call did
@@ -121,11 +143,11 @@ impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
         &self,
         f: impl Fn(&DiscoveryRESTMapper) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let (mapper, built_now) = self.current().await?;
+        let (mapper, generation, built_now) = self.current().await?;
         match f(&mapper) {
             Err(err) if err.is_no_match() && (!built_now || !self.discovery.fresh()) => {
-                self.reset();
-                let (mapper, _) = self.current().await?;
+                self.reset_from(generation);
+                let (mapper, _, _) = self.current().await?;
                 f(&mapper)
             }
             other => other,
@@ -283,6 +305,48 @@ mod tests {
             GroupVersionResource::new("samplecrd.k8s.io", "v1", "networks")
         );
         assert_eq!(fake.group_requests.load(Ordering::SeqCst), 2);
+    }
+
+    /// Lookups that miss at the same time rediscover once between them: a miss that comes
+    /// while another's rebuild is in flight waits for it instead of discarding it.
+    #[tokio::test]
+    async fn misses_at_the_same_time_rediscover_once() {
+        let mapper = Arc::new(DeferredDiscoveryRESTMapper::new(MemCacheClient::new(
+            FakeDiscovery::new(true),
+        )));
+        let (_, generation, _) = mapper.current().await.unwrap();
+        let fake = mapper.discovery().delegate();
+        let requests = || fake.group_requests.load(Ordering::SeqCst);
+        assert_eq!(requests(), 1);
+        fake.add("samplecrd.k8s.io", "v1", "networks", "Network", &[]);
+        // Eight lookups miss on that snapshot; the first one's rebuild is in flight when the
+        // others come to reset.
+        let gate = fake.hold();
+        mapper.reset_from(generation);
+        let first = tokio::spawn({
+            let mapper = mapper.clone();
+            async move { mapper.current().await.map(|(m, _, _)| m) }
+        });
+        while requests() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let others: Vec<_> = (0..7)
+            .map(|_| {
+                mapper.reset_from(generation);
+                let mapper = mapper.clone();
+                tokio::spawn(async move { mapper.current().await.map(|(m, _, _)| m) })
+            })
+            .collect();
+        gate.add_permits(8);
+        let networks = GroupVersionResource::new("", "", "networks");
+        for lookup in std::iter::once(first).chain(others) {
+            let snapshot = lookup.await.unwrap().unwrap();
+            assert_eq!(
+                snapshot.resource_for(&networks).unwrap().group,
+                "samplecrd.k8s.io"
+            );
+        }
+        assert_eq!(requests(), 2, "one rediscovery for the eight misses");
     }
 }
 
