@@ -38,9 +38,12 @@ use crate::retry::{DEFAULT_RETRY, jitter, retry_on_conflict};
 /// changes (client-go's `LeaderElector`).
 ///
 /// This does not guarantee that only one candidate acts as leader at any instant (no fencing):
-/// a leader that stops renewing keeps believing it leads for up to `renew_deadline`, while
-/// others take over after `lease_duration`. Keep `lease_duration - renew_deadline` above the
-/// worst clock skew rate and pause you expect.
+/// a leader whose renewals stop succeeding keeps believing it leads until its renew attempts
+/// give up, up to `retry_period + renew_deadline` after its last renewal, while others take
+/// over `lease_duration` after it. Keep `lease_duration - (retry_period + renew_deadline)`
+/// above the worst clock skew and pause you expect. The leading token is cancelled as soon as
+/// the renewals give up, before a release (`release_on_cancel`) is tried, so a release that
+/// hangs does not stretch the leader's term.
 ///
 /// ```no_run
 /// # async fn run(clientset: kclient_clientset::Clientset) -> Result<(), kclient_tools::Error> {
@@ -149,8 +152,10 @@ impl LeaderElector {
     ///
     /// When the lock is won, `on_started_leading` is spawned with a token that is cancelled
     /// when leadership ends; then the lock is renewed until a renewal misses the renew
-    /// deadline or `cancel` fires. Then, if `release_on_cancel` is set, the lock is released,
-    /// the leading token is cancelled, and `on_stopped_leading` is called. A candidate that
+    /// deadline or `cancel` fires. Then the leading token is cancelled, the lock is released if
+    /// `release_on_cancel` is set, and `on_stopped_leading` is called. (client-go cancels its
+    /// leader's context after the release, which can take another `renew_deadline` when the
+    /// server does not answer, while a successor may already lead.) A candidate that
     /// lost leadership should exit (or call `run` again to compete anew).
     ///
     /// Dropping the returned future (aborting its task, or a `select!` that takes another
@@ -246,6 +251,9 @@ impl LeaderElector {
                 _ = tokio::time::sleep(self.config.retry_period) => {}
             }
         }
+        // The leader's work ends before the release is tried: the lease may be another's
+        // already, and the release can take up to the renew deadline.
+        leading.cancel();
         if self.config.release_on_cancel {
             self.release().await;
         }

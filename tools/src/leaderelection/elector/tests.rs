@@ -416,6 +416,32 @@ async fn a_leader_that_cannot_renew_stops_after_the_renew_deadline() {
     assert!(probe.leading_cancelled.load(Ordering::SeqCst));
 }
 
+/// A leader whose server stops answering ends its term when its renewals give up, before
+/// it tries to release the lease (which hangs as long as the renew deadline allows): a
+/// successor may lead already.
+#[tokio::test(start_paused = true)]
+async fn a_leader_that_cannot_renew_ends_its_term_before_the_release() {
+    let store = Arc::new(Mutex::new(Store::default()));
+    let (a, mut probe, _) = candidate(&store, "a", true);
+    let (_cancel, handle) = spawn_run(&a);
+    probe.started.recv().await.expect("a leads");
+    let cut = Instant::now();
+    // Every call hangs from now on.
+    store.lock().slow = Duration::from_secs(3600);
+    while !probe.leading_cancelled.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let ended = cut.elapsed();
+    assert!(
+        ended <= RENEW + RETRY + Duration::from_millis(20),
+        "the term ended {ended:?} after the cut"
+    );
+    assert!(!handle.is_finished(), "the release is still being tried");
+    assert_eq!(probe.stopped.load(Ordering::SeqCst), 0);
+    handle.await.expect("run ends by itself");
+    assert_eq!(probe.stopped.load(Ordering::SeqCst), 1);
+}
+
 /// Failed renewals are retried on a fixed tick from each attempt's start, as client-go's
 /// `PollUntilContextTimeout` retries them: a slow attempt does not push the next one back.
 #[tokio::test(start_paused = true)]
