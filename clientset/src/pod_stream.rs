@@ -8,7 +8,9 @@
 //! use tokio::io::AsyncReadExt as _;
 //!
 //! let pods = Clientset::try_default()?.core_v1().pods("default");
-//! let mut process = pods.exec("web-0", ["ls", "/"], &ExecOptions::default()).await?;
+//! // Only stdout: a stream asked for and not read would hold the others up.
+//! let options = ExecOptions::default().stderr(false);
+//! let mut process = pods.exec("web-0", ["ls", "/"], &options).await?;
 //! let mut listing = String::new();
 //! process.take_stdout().expect("stdout was asked for").read_to_string(&mut listing).await?;
 //! match process.join().await {

@@ -10,8 +10,10 @@
 //!
 //! One WebSocket carries one connection per port: the protocol has no way to open another or
 //! to end one direction only, so [`PortForwardListener`] opens a WebSocket per accepted local
-//! connection and closes it when either side ends. (client-go's tunnelled SPDY can half-close;
-//! see ARCHITECTURE.md for why SPDY is left out.)
+//! connection and closes it when the pod's side ends, or when the local side fails. A local
+//! client that only shuts down its writing end (a request sent, the answer awaited) still gets
+//! the answer, as with client-go, though the pod sees no end of its input. (client-go's
+//! tunnelled SPDY can half-close; see ARCHITECTURE.md for why SPDY is left out.)
 
 use std::io;
 use std::net::SocketAddr;
@@ -85,7 +87,10 @@ impl Request {
     }
 }
 
-/// An open port-forward connection: one [`PortStream`] per port asked for.
+/// An open port-forward connection: one [`PortStream`] per port asked for. The connection has
+/// one reader, and each port queues at most 16 messages: take every port's stream and read it
+/// (or drop it, which discards its data), or a port whose data nobody reads holds up the
+/// others.
 pub struct PortForwarder {
     ports: Vec<u16>,
     streams: Vec<Option<PortStream>>,
@@ -343,26 +348,34 @@ async fn accept_loop(listener: TcpListener, remote: u16, open: PortStreamOpener)
     }
 }
 
-/// Copies between a local socket and a new stream to the pod until either side ends.
+/// Copies between a local socket and a new stream to the pod until the pod's side ends or
+/// either side fails. The local side ending its writes ends only that direction: the pod's
+/// answer still goes back (client-go's `handleConnection` waits for the remote side too).
 async fn forward(
     socket: tokio::net::TcpStream,
     remote: u16,
     open: PortStreamOpener,
 ) -> Result<(), Error> {
+    use tokio::io::AsyncWriteExt as _;
     let _ = socket.set_nodelay(true);
     let stream = open(remote).await?;
     let (mut local_read, mut local_write) = socket.into_split();
     let (mut pod_read, mut pod_write) = tokio::io::split(stream);
-    let io_error = |e: io::Error| Error::other(e);
+    let to_pod = async {
+        tokio::io::copy(&mut local_read, &mut pod_write).await?;
+        let _ = pod_write.shutdown().await;
+        // Done sending; the other direction decides when the connection ends.
+        std::future::pending::<io::Result<()>>().await
+    };
+    let to_local = async {
+        tokio::io::copy(&mut pod_read, &mut local_write).await?;
+        local_write.shutdown().await
+    };
     tokio::select! {
-        r = tokio::io::copy(&mut local_read, &mut pod_write) => { r.map_err(io_error)?; }
-        r = tokio::io::copy(&mut pod_read, &mut local_write) => {
-            r.map_err(io_error)?;
-            use tokio::io::AsyncWriteExt as _;
-            let _ = local_write.shutdown().await;
-        }
+        r = to_pod => r,
+        r = to_local => r,
     }
-    Ok(())
+    .map_err(Error::other)
 }
 
 #[cfg(test)]
@@ -600,6 +613,65 @@ mod tests {
                 .await
                 .expect("the listener retries its failing accept forever");
         });
+    }
+
+    /// Answers the first data message on port 80 after a while, in upper case, then closes.
+    async fn slow_answer(mut ws: tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) {
+        for c in [0u8, 1] {
+            ws.send(frame(c, &80u16.to_le_bytes())).await.unwrap();
+        }
+        while let Some(Ok(Message::Binary(data))) = ws.next().await {
+            if data.first() == Some(&0) && data.len() > 1 {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                ws.send(frame(0, &data[1..].to_ascii_uppercase()))
+                    .await
+                    .unwrap();
+                break;
+            }
+        }
+        ws.close(None).await.unwrap();
+    }
+
+    /// A local client that sends its request and shuts down its writing end (as `nc -N` or
+    /// an HTTP/1.0 client does) still gets the pod's answer.
+    #[tokio::test]
+    async fn a_local_half_close_still_gets_the_answer() {
+        let server =
+            WebSocketTestServer::start(|_| Some(PORT_FORWARD_PROTOCOL_V4), slow_answer).await;
+        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
+        config.qps = -1.0;
+        let client = Client::new(config).unwrap();
+        let open: PortStreamOpener = Arc::new(move |port| {
+            let client = client.clone();
+            Box::pin(async move {
+                let mut forwarder = client
+                    .get()
+                    .group_version("", "v1")
+                    .namespace("ns")
+                    .resource("pods")
+                    .name("p")
+                    .subresource("portforward")
+                    .port_forward(&[port])
+                    .await?;
+                Ok(forwarder.take_stream(port).expect("the port's stream"))
+            })
+        });
+        let listener = PortForwardListener::bind("127.0.0.1".parse().unwrap(), &[(0, 80)], open)
+            .await
+            .unwrap();
+        let address = listener.local_addresses()[0].0;
+        let mut local = tokio::net::TcpStream::connect(address).await.unwrap();
+        local.write_all(b"get /").await.unwrap();
+        local.shutdown().await.unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            local.read_to_end(&mut answer),
+        )
+        .await
+        .expect("the answer within 10 s")
+        .unwrap();
+        assert_eq!(answer, b"GET /");
     }
 
     #[tokio::test]

@@ -165,6 +165,12 @@ impl Request {
 /// [`take_stdout`](Self::take_stdout) and [`take_stderr`](Self::take_stderr), use them
 /// concurrently, then wait for the exit status with [`join`](Self::join). Dropping the handle
 /// and every stream closes the connection.
+///
+/// Read every output stream that was asked for, or take it and drop it (its data is then
+/// discarded): one left here until `join` fills its queue of 16 messages and then holds up the
+/// others, a stdout read to its end included. Better, do not ask for a stream that is not
+/// needed (client-go drains every stream given a writer; here a stream is a reader the caller
+/// pulls).
 pub struct AttachedProcess {
     stdin: Option<ProcessStdin>,
     stdout: Option<ProcessOutput>,
