@@ -388,6 +388,26 @@ mod tests {
     use crate::websocket_test_server::WebSocketTestServer;
     use crate::{Client, Config};
 
+    /// A client of the test server, without rate limits.
+    fn client_of(server: &WebSocketTestServer) -> Client {
+        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
+        config.qps = -1.0;
+        Client::new(config).unwrap()
+    }
+
+    /// Port-forwards `ports` of pod `ns/p`.
+    async fn forward_ports(client: &Client, ports: &[u16]) -> Result<PortForwarder, Error> {
+        client
+            .get()
+            .group_version("", "v1")
+            .namespace("ns")
+            .resource("pods")
+            .name("p")
+            .subresource("portforward")
+            .port_forward(ports)
+            .await
+    }
+
     fn frame(channel: u8, data: &[u8]) -> Message {
         let mut v = vec![channel];
         v.extend_from_slice(data);
@@ -420,19 +440,8 @@ mod tests {
     async fn one_stream_per_port_and_the_servers_error_for_a_port() {
         let server =
             WebSocketTestServer::start(|_| Some(PORT_FORWARD_PROTOCOL_V4), kubelet_like).await;
-        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
-        config.qps = -1.0;
-        let client = Client::new(config).unwrap();
-        let mut forwarder = client
-            .get()
-            .group_version("", "v1")
-            .namespace("ns")
-            .resource("pods")
-            .name("p")
-            .subresource("portforward")
-            .port_forward(&[80, 81])
-            .await
-            .unwrap();
+        let client = client_of(&server);
+        let mut forwarder = forward_ports(&client, &[80, 81]).await.unwrap();
         let mut web = forwarder.take_stream(80).unwrap();
         let mut closed = forwarder.take_stream(81).unwrap();
         assert!(forwarder.take_stream(80).is_none());
@@ -481,9 +490,7 @@ mod tests {
             },
         )
         .await;
-        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
-        config.qps = -1.0;
-        let client = Client::new(config).unwrap();
+        let client = client_of(&server);
         let mut forwarder = client
             .get()
             .abs_path("/api/v1/namespaces/ns/pods/p/portforward")
@@ -533,9 +540,7 @@ mod tests {
             },
         )
         .await;
-        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
-        config.qps = -1.0;
-        let client = Client::new(config).unwrap();
+        let client = client_of(&server);
         let mut stream = client
             .get()
             .abs_path("/api/v1/namespaces/ns/pods/p/portforward")
@@ -638,21 +643,11 @@ mod tests {
     async fn a_local_half_close_still_gets_the_answer() {
         let server =
             WebSocketTestServer::start(|_| Some(PORT_FORWARD_PROTOCOL_V4), slow_answer).await;
-        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
-        config.qps = -1.0;
-        let client = Client::new(config).unwrap();
+        let client = client_of(&server);
         let open: PortStreamOpener = Arc::new(move |port| {
             let client = client.clone();
             Box::pin(async move {
-                let mut forwarder = client
-                    .get()
-                    .group_version("", "v1")
-                    .namespace("ns")
-                    .resource("pods")
-                    .name("p")
-                    .subresource("portforward")
-                    .port_forward(&[port])
-                    .await?;
+                let mut forwarder = forward_ports(&client, &[port]).await?;
                 Ok(forwarder.take_stream(port).expect("the port's stream"))
             })
         });
