@@ -87,6 +87,7 @@ pub use crate::review::{
     PATCH_TYPE_JSON_PATCH, ReviewKind, ReviewResource,
 };
 pub use crate::server::{
-    BoundWebhookServer, DEFAULT_CERT_CHECK_PERIOD, DEFAULT_HEADER_TIMEOUT, DEFAULT_PORT,
-    MAX_REQUEST_SIZE, WebhookServer,
+    BoundWebhookServer, DEFAULT_CERT_CHECK_PERIOD, DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_MAX_CONVERSION_REQUEST_SIZE, DEFAULT_PORT, DEFAULT_SHUTDOWN_TIMEOUT, MAX_REQUEST_SIZE,
+    WebhookServer,
 };

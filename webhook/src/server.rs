@@ -9,7 +9,8 @@
 //! - Each path has its [`Handler`] or [`Converter`]; another path is a 404.
 //! - An admission call is answered as controller-runtime answers it: always HTTP 200 with an
 //!   `AdmissionReview` in the version of the request, whose response refuses a call it cannot
-//!   read: an empty body (400), a body over [`MAX_REQUEST_SIZE`] (413), a `Content-Type` other
+//!   read: an empty body (400), a body over [`MAX_REQUEST_SIZE`] (413; a conversion body may
+//!   be up to [`DEFAULT_MAX_CONVERSION_REQUEST_SIZE`], a whole list), a `Content-Type` other
 //!   than `application/json` (400), a body that is not a review with a request (400). A handler
 //!   that panics is answered with 500 (`panic: ... [recovered]`) and the server goes on.
 //! - A conversion call too: a `ConversionReview` back with the objects converted or a `Failure`
@@ -19,7 +20,8 @@
 //!   [`DEFAULT_HEADER_TIMEOUT`] is closed (controller-runtime's `ReadHeaderTimeout`), and
 //!   headers are capped at 1 MiB.
 //! - Shutdown ([`BoundWebhookServer::run`]'s token): the listener closes at once, and calls in
-//!   flight are answered before their connections close.
+//!   flight are answered before their connections close, within [`DEFAULT_SHUTDOWN_TIMEOUT`]
+//!   (a client that never finishes its request holds no shutdown for ever).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -67,9 +69,19 @@ enum Route {
 
 type Routes = BTreeMap<String, Route>;
 
-/// The largest request body read (controller-runtime's `maxRequestSize`, 7 MiB: two objects of
-/// at most 3 MiB, the old and the new, and the rest of the review).
+/// The largest admission request body read (controller-runtime's `maxRequestSize`, 7 MiB: two
+/// objects of at most 3 MiB, the old and the new, and the rest of the review).
 pub const MAX_REQUEST_SIZE: usize = 7 * 1024 * 1024;
+
+/// The largest conversion request body read by default (see
+/// [`WebhookServer::max_conversion_request_size`]): the API server converts a whole list in
+/// one call, so a page of large custom resources is far over [`MAX_REQUEST_SIZE`].
+/// controller-runtime reads conversion bodies without a limit.
+pub const DEFAULT_MAX_CONVERSION_REQUEST_SIZE: usize = 256 * 1024 * 1024;
+
+/// How long a stopping server waits for the calls in flight before it closes their
+/// connections (controller-runtime's server shuts down within a minute).
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How often the certificate files are checked for a change (controller-runtime's certwatcher
 /// polls every 10 seconds).
@@ -120,6 +132,8 @@ pub struct WebhookServer {
     key_file: PathBuf,
     cert_check_period: Duration,
     header_timeout: Duration,
+    max_conversion_request_size: usize,
+    shutdown_timeout: Duration,
     routes: Routes,
 }
 
@@ -144,6 +158,8 @@ impl WebhookServer {
             key_file: key_file.into(),
             cert_check_period: DEFAULT_CERT_CHECK_PERIOD,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
+            max_conversion_request_size: DEFAULT_MAX_CONVERSION_REQUEST_SIZE,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             routes: BTreeMap::new(),
         }
     }
@@ -166,6 +182,21 @@ impl WebhookServer {
     /// `timeout` instead of [`DEFAULT_HEADER_TIMEOUT`].
     pub fn header_timeout(mut self, timeout: Duration) -> Self {
         self.header_timeout = timeout;
+        self
+    }
+
+    /// Reads conversion request bodies up to `bytes` instead of
+    /// [`DEFAULT_MAX_CONVERSION_REQUEST_SIZE`]; a larger one is answered 413, and the API
+    /// server's read that asked for the conversion fails.
+    pub fn max_conversion_request_size(mut self, bytes: usize) -> Self {
+        self.max_conversion_request_size = bytes;
+        self
+    }
+
+    /// Waits this long, instead of [`DEFAULT_SHUTDOWN_TIMEOUT`], for the calls in flight when
+    /// [`run`](BoundWebhookServer::run)'s token is cancelled, then closes their connections.
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
         self
     }
 
@@ -245,6 +276,8 @@ impl WebhookServer {
             certs,
             cert_check_period: self.cert_check_period,
             header_timeout: self.header_timeout,
+            max_conversion_request_size: self.max_conversion_request_size,
+            shutdown_timeout: self.shutdown_timeout,
             routes: Arc::new(self.routes),
         })
     }
@@ -258,6 +291,8 @@ pub struct BoundWebhookServer {
     certs: Arc<ReloadingCert>,
     cert_check_period: Duration,
     header_timeout: Duration,
+    max_conversion_request_size: usize,
+    shutdown_timeout: Duration,
     routes: Arc<Routes>,
 }
 
@@ -277,7 +312,8 @@ impl BoundWebhookServer {
     }
 
     /// Serves until `shutdown` is cancelled: then stops listening, answers the calls in
-    /// flight and returns once their connections have closed.
+    /// flight and returns once their connections have closed, or after the shutdown timeout
+    /// ([`WebhookServer::shutdown_timeout`]), when the connections still open are closed.
     pub async fn run(self, shutdown: CancellationToken) {
         let mut connections = JoinSet::new();
         let mut check = tokio::time::interval(self.cert_check_period);
@@ -311,23 +347,39 @@ impl BoundWebhookServer {
                         }
                     };
                     let acceptor = self.acceptor.clone();
-                    let routes = self.routes.clone();
+                    let limits = Limits {
+                        routes: self.routes.clone(),
+                        header_timeout: self.header_timeout,
+                        max_conversion_request_size: self.max_conversion_request_size,
+                    };
                     let shutdown = shutdown.clone();
-                    connections.spawn(serve_connection(
-                        acceptor,
-                        tcp,
-                        peer,
-                        routes,
-                        self.header_timeout,
-                        shutdown,
-                    ));
+                    connections.spawn(serve_connection(acceptor, tcp, peer, limits, shutdown));
                 }
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
         }
         drop(self.listener);
-        while connections.join_next().await.is_some() {}
+        let finished = tokio::time::timeout(self.shutdown_timeout, async {
+            while connections.join_next().await.is_some() {}
+        })
+        .await;
+        if finished.is_err() {
+            tracing::warn!(
+                connections = connections.len(),
+                timeout = ?self.shutdown_timeout,
+                "webhook: calls still in flight at the shutdown timeout; closing their connections"
+            );
+            connections.shutdown().await;
+        }
     }
+}
+
+/// What each connection serves, and the limits it applies.
+#[derive(Clone)]
+struct Limits {
+    routes: Arc<Routes>,
+    header_timeout: Duration,
+    max_conversion_request_size: usize,
 }
 
 /// One connection: TLS, then HTTP/1.1 calls until the client closes it, or until shutdown,
@@ -336,10 +388,10 @@ async fn serve_connection(
     acceptor: TlsAcceptor,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
-    routes: Arc<Routes>,
-    header_timeout: Duration,
+    limits: Limits,
     shutdown: CancellationToken,
 ) {
+    let header_timeout = limits.header_timeout;
     let tls = tokio::select! {
         tls = tokio::time::timeout(header_timeout, acceptor.accept(tcp)) => match tls {
             Ok(Ok(tls)) => tls,
@@ -355,8 +407,8 @@ async fn serve_connection(
         () = shutdown.cancelled() => return,
     };
     let service = service_fn(move |request| {
-        let routes = routes.clone();
-        async move { Ok::<_, std::convert::Infallible>(answer(request, &routes).await) }
+        let limits = limits.clone();
+        async move { Ok::<_, std::convert::Infallible>(answer(request, &limits).await) }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -378,15 +430,19 @@ async fn serve_connection(
 }
 
 /// The HTTP answer to one call.
-async fn answer(request: Request<Incoming>, routes: &Routes) -> Response<Full<Bytes>> {
-    let Some(route) = routes.get(request.uri().path()).cloned() else {
+async fn answer(request: Request<Incoming>, limits: &Limits) -> Response<Full<Bytes>> {
+    let Some(route) = limits.routes.get(request.uri().path()).cloned() else {
         return plain(StatusCode::NOT_FOUND, "404 page not found\n");
     };
     let content_type = request
         .headers()
         .get(http::header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let body = Limited::new(request.into_body(), MAX_REQUEST_SIZE)
+    let limit = match route {
+        Route::Admission(_) => MAX_REQUEST_SIZE,
+        Route::Conversion(_) => limits.max_conversion_request_size,
+    };
+    let body = Limited::new(request.into_body(), limit)
         .collect()
         .await
         .map(|body| body.to_bytes())
@@ -394,7 +450,7 @@ async fn answer(request: Request<Incoming>, routes: &Routes) -> Response<Full<By
             if e.is::<http_body_util::LengthLimitError>() {
                 (
                     413,
-                    format!("request entity is too large; limit is {MAX_REQUEST_SIZE} bytes"),
+                    format!("request entity is too large; limit is {limit} bytes"),
                 )
             } else {
                 (400, format!("reading the request body: {e}"))
@@ -434,14 +490,18 @@ async fn admit(
             ),
         );
     }
-    let incoming: AdmissionReview = match serde_json::from_slice(&body) {
+    let mut incoming: AdmissionReview = match serde_json::from_slice(&body) {
         Ok(incoming) => incoming,
         Err(e) => return refuse(400, format!("decoding the AdmissionReview: {e}")),
     };
-    let Some(admission) = incoming.request.clone() else {
+    // Taken, not copied: the handler gets the objects, the answer needs only the uid.
+    let Some(admission) = incoming.request.take() else {
         return refuse(400, "the AdmissionReview has no request".to_owned());
     };
-    let response = match AssertUnwindSafe(handler.handle(admission))
+    let uid = admission.uid.clone();
+    // The call of `handle` too, not only the future it returns: a handler may panic before
+    // its first `.await` (a validator's function runs at once).
+    let mut response = match AssertUnwindSafe(async move { handler.handle(admission).await })
         .catch_unwind()
         .await
     {
@@ -452,6 +512,7 @@ async fn admit(
             AdmissionResponse::errored(500, format!("panic: {message} [recovered]"))
         }
     };
+    response.uid = uid;
     review(&incoming, response)
 }
 

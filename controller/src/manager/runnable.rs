@@ -140,17 +140,18 @@ impl Runnable {
     /// must answer before the caches can sync.
     ///
     /// ```
-    /// # async fn run(
+    /// # async fn run<F: std::future::Future<Output = ()> + Send + 'static>(
     /// #     factory: kclient_informers::SharedInformerFactory,
-    /// #     webhooks: impl std::future::Future<Output = ()> + Send + 'static,
+    /// #     serve: impl FnOnce(kclient_cache::CancellationToken) -> F + Send + 'static,
     /// # ) -> Result<(), kclient_controller::Error> {
     /// use kclient_controller::manager::{Manager, Runnable};
     ///
     /// let mut manager = Manager::builder(factory).build()?;
-    /// // `webhooks`: e.g. kclient-webhook's `BoundWebhookServer::run(token)`.
+    /// // `serve`: e.g. `|stop| server.run(stop)`, kclient-webhook's `BoundWebhookServer::run`,
+    /// // which stops when the manager's token does.
     /// manager.add(
-    ///     Runnable::new("webhook server", move |_stop| async move {
-    ///         webhooks.await;
+    ///     Runnable::new("webhook server", move |stop| async move {
+    ///         serve(stop).await;
     ///         Ok::<_, std::convert::Infallible>(())
     ///     })
     ///     .starts_before_caches(),

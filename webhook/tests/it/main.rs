@@ -342,6 +342,14 @@ async fn calls_the_server_cannot_read_are_refused_as_controller_runtime_refuses_
             }
             AdmissionResponse::allowed()
         })
+        // Panics before its future exists, as a validator's function that is not async does.
+        .handle("/panic-at-once", |request: AdmissionRequest| {
+            let object = request.old_object.expect("boom at once");
+            async move {
+                let _ = object;
+                AdmissionResponse::allowed()
+            }
+        })
         .handle_conversion("/convert", |_: Value, _: &str| -> Result<Value, String> {
             panic!("no conversion")
         })
@@ -426,6 +434,20 @@ async fn calls_the_server_cannot_read_are_refused_as_controller_runtime_refuses_
     assert_eq!(review.response.unwrap().uid, "u-2");
     let review = post(
         &client,
+        "/panic-at-once",
+        "application/json",
+        request_review("admission.k8s.io/v1", "u-2b"),
+    )
+    .await;
+    let (allowed, code, message) = result(&review);
+    assert!(!allowed);
+    assert_eq!(
+        (code, message.as_str()),
+        (500, "panic: boom at once [recovered]")
+    );
+    assert_eq!(review.response.unwrap().uid, "u-2b");
+    let review = post(
+        &client,
         "/allow",
         "application/json",
         request_review("admission.k8s.io/v1", "u-3"),
@@ -433,10 +455,14 @@ async fn calls_the_server_cannot_read_are_refused_as_controller_runtime_refuses_
     .await;
     assert!(review.response.unwrap().allowed);
 
-    // A conversion call that is not a review with a request is a 400, as controller-runtime's.
+    // A conversion call that is not a review with a request is a 400, as controller-runtime's,
+    // also past the admission limit (a conversion carries a whole list).
+    let mut large = vec![b' '; kclient_webhook::MAX_REQUEST_SIZE + 1024];
+    large.extend_from_slice(b"{not json");
     for body in [
         b"{not json".to_vec(),
         br#"{"kind":"ConversionReview"}"#.to_vec(),
+        large,
     ] {
         let error = client
             .verb(Verb::Post)
@@ -760,6 +786,68 @@ async fn a_client_that_stalls_is_disconnected() {
             String::from_utf8_lossy(&buf[..n])
         ),
     }
+}
+
+/// A client that stops halfway through its request body holds no shutdown past the shutdown
+/// timeout: the server closes its connection and returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_never_ends_holds_shutdown_only_until_the_timeout() {
+    use rustls::pki_types::pem::PemObject as _;
+    use tokio::io::AsyncWriteExt as _;
+
+    let env = TestEnv::connect().await;
+    let server = local_server(&env)
+        .shutdown_timeout(Duration::from_millis(500))
+        .handle("/allow", |_request: AdmissionRequest| async move {
+            AdmissionResponse::allowed()
+        })
+        .bind()
+        .await
+        .expect("the webhook server starts");
+    let port = server.local_addr().port();
+    let shutdown = CancellationToken::new();
+    let running = tokio::spawn(server.run(shutdown.clone()));
+
+    let ca = std::fs::read(pki(&env, "ca.crt")).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect("127.0.0.1".try_into().unwrap(), tcp)
+        .await
+        .expect("the handshake");
+    tls.write_all(
+        b"POST /allow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Content-Length: 1000\r\n\r\n{\"kind\":",
+    )
+    .await
+    .expect("the headers and the start of the body");
+    tls.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let stopping = Instant::now();
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(20), running)
+        .await
+        .expect("run returns after the shutdown timeout, not when the call ends")
+        .unwrap();
+    assert!(
+        stopping.elapsed() >= Duration::from_millis(400),
+        "returned before the shutdown timeout: {:?}",
+        stopping.elapsed()
+    );
+    drop(tls);
 }
 
 /// The CPU time this process has used, in clock ticks, read again from `stat` (opened before
