@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::stream;
-use kclient_apimachinery::{ApiResource, Error, FieldSelector, PatchType, StatusReason};
+use kclient_apimachinery::{
+    ApiResource, Error, FieldSelector, PatchType, Status, StatusDetails, StatusReason,
+};
 use kclient_rest::{ByteStream, Client, Config, ConfigError, RoundTripFuture, RoundTripper};
 use parking_lot::{Mutex, RwLock};
 use serde_json::{Value, json};
@@ -390,8 +392,19 @@ impl Fake {
         }
         if namespaced
             && target.namespace.is_empty()
-            && !matches!(verb, "list" | "watch" | "delete-collection")
+            && matches!(verb, "delete-collection" | "create")
         {
+            // The server serves a namespaced collection across namespaces for reading only:
+            // its router has no DELETE or POST there.
+            let mut status = Status::failure(
+                405,
+                StatusReason::MethodNotAllowed,
+                "the server does not allow this method on the requested resource",
+            );
+            status.details = Some(StatusDetails::default());
+            return Err(Error::from_status(status));
+        }
+        if namespaced && target.namespace.is_empty() && !matches!(verb, "list" | "watch") {
             return Err(Error::new_not_found(
                 &target.group,
                 &target.resource,

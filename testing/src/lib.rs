@@ -205,7 +205,8 @@
 //!    Secrets (and a Namespace's finalizer and phase), as testenv's server does (it runs
 //!    without the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount
 //!    and token volume), and stores every other kind as written (a Job gets no
-//!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...).
+//!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...; a custom
+//!    resource is neither pruned, defaulted nor validated by its CRD's schema).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
 //!    fields, an `Update` entry every field of the object it wrote (lists are owned whole,
 //!    but `metadata.finalizers`, a set whose items are owned one by one, as on the server,
@@ -214,7 +215,10 @@
 //!    nothing go. Server-side apply merges the configuration into the object (built-ins as a
 //!    strategic merge, so lists such as containers merge by key; custom resources as a JSON
 //!    merge patch) and removes the fields its manager stops applying that no one else owns,
-//!    but detects **no conflicts** between managers (`force` is accepted and ignored).
+//!    but detects **no conflicts** between managers (`force` is accepted and ignored). As
+//!    lists are owned whole, an item dropped from a manager's configuration (a sidecar
+//!    container, an `env` entry) is not removed, and a custom resource's `listType=map`
+//!    list is replaced whole by each apply.
 //! 3. **Continue tokens** page over the first page's snapshot, as on the server, but the
 //!    tracker keeps only the last 256 unfinished paged lists: an older token gets 410
 //!    Expired (on the server a token lasts until etcd is compacted past it).
@@ -224,7 +228,10 @@
 //!    Pod in its grace period) instead of
 //!    shortly after it, and only deletions trigger it (an object seeded with an owner that
 //!    never existed stays); deleting a Namespace deletes its content and the namespace at
-//!    once (the namespace controller's work); a CRD is Established as soon as it is created.
+//!    once (the namespace controller's work; also when a finalizer or a propagation policy
+//!    holds the namespace, which then stays Terminating until its finalizers go, and without
+//!    waiting for the content's own finalizers); a CRD is Established as soon as it is
+//!    created, and deleting one removes its objects at once, with no events.
 //!    No other controller runs (no ReplicaSets for Deployments, no Pods for ReplicaSets, no
 //!    scheduler, no kubelet, no disruption controller).
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
@@ -255,6 +262,10 @@
 //!     write with `fieldValidation=Strict`; `fieldValidation` is not read), and the fields
 //!     Go writes as `null` when unset (a Pod condition's `lastProbeTime`, see
 //!     `api/gen/go-nulls.txt`) are left out. Typed clients decode both forms alike.
+//! 12. **Quantities are stored as written**: the server writes them in canonical form
+//!     (`1000m` as `1`, `1024Mi` as `1Gi`), and a Pod's `qosClass` here compares the text of
+//!     requests and limits. Compare quantities by amount
+//!     ([`semantic_eq`](kclient_apimachinery::semantic_eq), as `create_or_update` does).
 //!
 //! # Example
 //!

@@ -1635,22 +1635,7 @@ impl ObjectTracker {
                 Some(existing.clone()),
                 terminating.clone(),
             );
-            let keys: Vec<Key> = state.objects.keys().cloned().collect();
-            for k in keys {
-                let ids: Vec<(String, String)> = state
-                    .objects
-                    .get(&k)
-                    .map(|b| b.keys().filter(|(ns, _)| ns == name).cloned().collect())
-                    .unwrap_or_default();
-                for item in ids {
-                    if let Some(mut obj) = state.bucket(&k).remove(&item) {
-                        let old = obj.clone();
-                        let rv = state.next_rv();
-                        meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
-                        state.emit(&k, Change::Deleted, Some(old), obj);
-                    }
-                }
-            }
+            delete_namespace_content(state, name);
             let mut gone = terminating.clone();
             meta_mut(&mut gone).remove("finalizers");
             if let Some(spec) = gone.get_mut("spec").and_then(Value::as_object_mut) {
@@ -1664,6 +1649,12 @@ impl ObjectTracker {
         }
         if !fins.is_empty() {
             let mut new = existing.clone();
+            if is_namespace {
+                // Finalizers keep the namespace, Terminating, but not its content: the
+                // namespace controller deletes that whatever holds the namespace itself.
+                delete_namespace_content(state, name);
+                new["status"] = json!({"phase": "Terminating"});
+            }
             {
                 let m = meta_mut(&mut new);
                 m.insert("finalizers".into(), json!(fins));
@@ -1921,6 +1912,32 @@ fn default_propagation(info: &ResourceInfo) -> DefaultPropagation {
         ("batch", "v1", "Job") | ("", "v1", "ReplicationController") => DefaultPropagation::Orphan,
         ("" | "events.k8s.io", _, "Event") => DefaultPropagation::Unsupported,
         _ => DefaultPropagation::Delete,
+    }
+}
+
+/// Deletes every object in the namespace `namespace` at once, with a DELETED event each: the
+/// namespace controller's work when its namespace is deleted.
+fn delete_namespace_content(state: &mut State, namespace: &str) {
+    let keys: Vec<Key> = state.objects.keys().cloned().collect();
+    for k in keys {
+        let ids: Vec<(String, String)> = state
+            .objects
+            .get(&k)
+            .map(|b| {
+                b.keys()
+                    .filter(|(ns, _)| ns == namespace)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for item in ids {
+            if let Some(mut obj) = state.bucket(&k).remove(&item) {
+                let old = obj.clone();
+                let rv = state.next_rv();
+                meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
+                state.emit(&k, Change::Deleted, Some(old), obj);
+            }
+        }
     }
 }
 
@@ -2369,6 +2386,10 @@ fn pod_status_update(
         .unwrap_or(&[]);
     if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
         for (i, condition) in conditions.iter_mut().enumerate() {
+            // A condition that is not an object is the schema's to refuse, not this to index.
+            if !condition.is_object() {
+                continue;
+            }
             if unset(&condition["observedGeneration"])
                 && let Some(kept) = old_conditions
                     .iter()

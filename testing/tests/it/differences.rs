@@ -620,3 +620,20 @@ async fn built_in_objects_are_stored_as_written_in_the_fake() {
     );
     assert!(fake.2.is_ok(), "strict: accepted by the fake");
 }
+
+/// 12. Quantities are stored as written: the server stores them in canonical form.
+#[tokio::test(flavor = "multi_thread")]
+async fn quantities_are_stored_as_written_in_the_fake() {
+    let env = TestEnv::connect().await;
+    let both = both(&env).await;
+    let path = format!("/api/v1/namespaces/{}/resourcequotas", both.ns.name());
+    let quota = json!({"metadata": {"name": "q"},
+        "spec": {"hard": {"cpu": "1000m", "memory": "1024Mi"}}});
+    let real = post(&both.real, &path, quota.clone()).await;
+    let fake = post(&both.fake, &path, quota).await;
+    assert_eq!(real["spec"]["hard"], json!({"cpu": "1", "memory": "1Gi"}));
+    assert_eq!(
+        fake["spec"]["hard"],
+        json!({"cpu": "1000m", "memory": "1024Mi"})
+    );
+}

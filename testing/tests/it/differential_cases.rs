@@ -731,6 +731,13 @@ fn list_at_version_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "across namespaces: a namespaced collection is listed, not deleted or created",
+            vec![
+                delete("/api/v1/configmaps", None).q("labelSelector", "kclient-differential=none"),
+                post("/api/v1/configmaps", cm("across", json!({}), json!({}))),
+            ],
+        ),
+        case(
             "get: a named object's watch parameter is ignored",
             vec![
                 create_cm("a"),

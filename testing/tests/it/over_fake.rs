@@ -1226,3 +1226,102 @@ async fn unserved_subresources_say_the_fake_does_not_serve_them() {
         "certificatesigningrequests/approval",
     );
 }
+
+/// Deleting a Namespace that a finalizer or a propagation policy holds deletes its content at
+/// once too (the namespace controller's work), and the namespace stays Terminating while a
+/// finalizer holds it.
+#[tokio::test]
+async fn a_namespace_held_by_a_finalizer_still_loses_its_content() {
+    let client = Fake::new().client();
+    for (ns, finalizers, policy) in [
+        ("held", json!(["example.com/keep"]), None),
+        ("foreground", json!([]), Some("Foreground")),
+        ("orphan", json!([]), Some("Orphan")),
+    ] {
+        let _: serde_json::Value = client
+            .post()
+            .abs_path("/api/v1/namespaces")
+            .json(&json!({"metadata": {"name": ns, "finalizers": finalizers}}))
+            .send()
+            .await
+            .unwrap();
+        let _: serde_json::Value = client
+            .post()
+            .abs_path(&format!("/api/v1/namespaces/{ns}/configmaps"))
+            .json(&json!({"metadata": {"name": "content"}}))
+            .send()
+            .await
+            .unwrap();
+        let mut options = json!({});
+        if let Some(policy) = policy {
+            options["propagationPolicy"] = json!(policy);
+        }
+        let _: serde_json::Value = client
+            .delete()
+            .abs_path(&format!("/api/v1/namespaces/{ns}"))
+            .json(&options)
+            .send()
+            .await
+            .unwrap();
+        let content = client
+            .get()
+            .abs_path(&format!("/api/v1/namespaces/{ns}/configmaps/content"))
+            .send::<serde_json::Value>()
+            .await;
+        assert!(
+            content.is_err_and(|e| e.is_not_found()),
+            "{ns}: the content is deleted"
+        );
+        let namespace = client
+            .get()
+            .abs_path(&format!("/api/v1/namespaces/{ns}"))
+            .send::<serde_json::Value>()
+            .await;
+        if ns == "held" {
+            let namespace = namespace.expect("held by its finalizer");
+            assert_eq!(namespace["status"]["phase"], "Terminating");
+        } else {
+            assert!(namespace.is_err_and(|e| e.is_not_found()), "{ns} is gone");
+        }
+    }
+}
+
+/// A status write whose conditions are not objects, over stored conditions that have no type,
+/// is no panic (the server refuses it with 400; the fake stores built-ins as written,
+/// difference 11, and may keep it).
+#[tokio::test]
+async fn a_pod_status_with_conditions_that_are_not_objects_is_no_panic() {
+    let client = Fake::new().client();
+    let _: serde_json::Value = client
+        .post()
+        .abs_path("/api/v1/namespaces")
+        .json(&json!({"metadata": {"name": "ns"}}))
+        .send()
+        .await
+        .unwrap();
+    let _: serde_json::Value = client
+        .post()
+        .abs_path("/api/v1/namespaces/ns/pods")
+        .json(&json!({"metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "app", "image": "app:1"}]}}))
+        .send()
+        .await
+        .unwrap();
+    let _: serde_json::Value = client
+        .patch(PatchType::Merge)
+        .abs_path("/api/v1/namespaces/ns/pods/p/status")
+        .json(&json!({"status": {"conditions": [{"status": "True", "observedGeneration": 2}]}}))
+        .send()
+        .await
+        .unwrap();
+    let written = client
+        .patch(PatchType::Merge)
+        .abs_path("/api/v1/namespaces/ns/pods/p/status")
+        .json(&json!({"status": {"conditions": ["x"]}}))
+        .send::<serde_json::Value>()
+        .await;
+    // Stored as written (the fake keeps built-ins as JSON) or refused: either way, no panic.
+    if let Err(e) = written {
+        assert!(e.code().is_some_and(|c| (400..500).contains(&c)), "{e}");
+    }
+}
