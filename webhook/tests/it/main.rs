@@ -725,7 +725,6 @@ async fn the_api_server_converts_custom_resources_through_the_conversion_webhook
 /// request's headers, is disconnected after the header timeout: it holds no connection for ever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_stalls_is_disconnected() {
-    use rustls::pki_types::pem::PemObject as _;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     let env = TestEnv::connect().await;
@@ -752,25 +751,7 @@ async fn a_client_that_stalls_is_disconnected() {
     assert!(started.elapsed() >= Duration::from_millis(300));
 
     // A request whose headers never end, over TLS: closed too.
-    let ca = std::fs::read(pki(&env, "ca.crt")).unwrap();
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connect");
-    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect("127.0.0.1".try_into().unwrap(), tcp)
-        .await
-        .expect("the handshake");
+    let mut tls = tls_connect(&env, port).await;
     tls.write_all(b"POST /allow HTTP/1.1\r\nHost: x\r\n")
         .await
         .expect("half the headers");
@@ -788,11 +769,37 @@ async fn a_client_that_stalls_is_disconnected() {
     }
 }
 
+/// A TLS connection to the server on `port`, trusting testenv's CA, before any request.
+async fn tls_connect(
+    env: &TestEnv,
+    port: u16,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    use rustls::pki_types::pem::PemObject as _;
+    let ca = std::fs::read(pki(env, "ca.crt")).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect("127.0.0.1".try_into().unwrap(), tcp)
+        .await
+        .expect("the handshake")
+}
+
 /// A client that stops halfway through its request body holds no shutdown past the shutdown
 /// timeout: the server closes its connection and returns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_that_never_ends_holds_shutdown_only_until_the_timeout() {
-    use rustls::pki_types::pem::PemObject as _;
     use tokio::io::AsyncWriteExt as _;
 
     let env = TestEnv::connect().await;
@@ -808,25 +815,7 @@ async fn a_call_that_never_ends_holds_shutdown_only_until_the_timeout() {
     let shutdown = CancellationToken::new();
     let running = tokio::spawn(server.run(shutdown.clone()));
 
-    let ca = std::fs::read(pki(&env, "ca.crt")).unwrap();
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connect");
-    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect("127.0.0.1".try_into().unwrap(), tcp)
-        .await
-        .expect("the handshake");
+    let mut tls = tls_connect(&env, port).await;
     tls.write_all(
         b"POST /allow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
           Content-Length: 1000\r\n\r\n{\"kind\":",
