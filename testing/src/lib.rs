@@ -231,7 +231,8 @@
 //!    once (the namespace controller's work; also when a finalizer or a propagation policy
 //!    holds the namespace, which then stays Terminating until its finalizers go, and without
 //!    waiting for the content's own finalizers); a CRD is Established as soon as it is
-//!    created, and deleting one removes its objects at once, with no events.
+//!    created, and deleting one deletes its objects at once (an event each, their own
+//!    finalizers not waited for) and ends their watches.
 //!    No other controller runs (no ReplicaSets for Deployments, no Pods for ReplicaSets, no
 //!    scheduler, no kubelet, no disruption controller).
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at

@@ -645,14 +645,22 @@ impl ObjectTracker {
         }
     }
 
-    /// Stops serving a resource and drops its objects (its CRD was deleted).
+    /// Stops serving a resource and drops its objects (its CRD was deleted), each with a
+    /// DELETED event, as the server's CRD finalizer deletes them; then the resource's watches
+    /// end, as its storage goes.
     pub(crate) fn unregister(&self, group: &str, version: &str, plural: &str) {
         self.registry.write().unregister(group, version, plural);
-        self.state.lock().objects.remove(&(
-            group.to_string(),
-            version.to_string(),
-            plural.to_string(),
-        ));
+        let key = (group.to_string(), version.to_string(), plural.to_string());
+        let mut state = self.state.lock();
+        let objects = state.objects.remove(&key).unwrap_or_default();
+        for (_, mut obj) in objects {
+            let old = obj.clone();
+            let rv = state.next_rv();
+            meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.emit(&key, Change::Deleted, Some(old), obj);
+        }
+        // Dropping a watcher's sender ends its stream.
+        state.watchers.retain(|w| w.key != key);
     }
 
     /// The resources served.

@@ -352,6 +352,29 @@ async fn dynamic_client_discovery_rest_mapper_and_a_dynamic_informer_over_a_crd(
         .await
         .unwrap_err();
     assert!(err.is_unsupported_media_type(), "{err}");
+
+    // Deleting the CRD deletes its objects, with an event each, and ends their watches, as
+    // the server's CRD finalizer and storage teardown do.
+    let mut watch = networks
+        .watch(&ListOptions::default().resource_version(created.resource_version()))
+        .await
+        .unwrap();
+    cs.apiextensions_v1()
+        .custom_resource_definitions()
+        .delete(crd.name(), &DeleteOptions::default())
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(10), watch.next())
+        .await
+        .expect("an event within 10 s");
+    match event {
+        Some(Ok(WatchEvent::Deleted(gone))) => assert_eq!(gone.name(), "net-a"),
+        other => panic!("expected net-a's deletion, got {other:?}"),
+    }
+    let end = tokio::time::timeout(Duration::from_secs(10), watch.next())
+        .await
+        .expect("the watch ends within 10 s");
+    assert!(end.is_none(), "the watch ends with its resource");
     factory.shutdown().await;
 }
 
