@@ -90,10 +90,23 @@ impl OwnerTrack {
     }
 }
 
+/// Runs the program's event filters for a child's event. They run inside the reflector's
+/// store, which no listener guards: a panic there counts as a filter that does not pass, and
+/// is logged, rather than ending the reflector's task and with it every later wake-up.
+fn filter_passes(test: impl FnOnce() -> bool) -> bool {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(test)).unwrap_or_else(|panic| {
+        tracing::error!(
+            panic = %kclient_flowcontrol::panic_message(&*panic),
+            "an event filter panicked on a child of an owns_uncached source; the event is skipped"
+        );
+        false
+    })
+}
+
 impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     fn add(&self, obj: Arc<PartialObjectMetadata>) {
         // The controller's event filters test the child (the owner is remembered either way).
-        let passes = self.intake.filters_add(&*obj);
+        let passes = filter_passes(|| self.intake.filters_add(&*obj));
         self.note(&obj, passes);
     }
 
@@ -104,7 +117,7 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
 
     fn delete(&self, obj: Arc<PartialObjectMetadata>) {
         let former = self.owners.lock().remove(ChildKey::of(&obj));
-        if self.intake.filters_delete(Some(&*obj)) {
+        if filter_passes(|| self.intake.filters_delete(Some(&*obj))) {
             self.intake
                 .add(wake(self.owner(&obj), former), NORMAL_PRIORITY);
         }
@@ -457,6 +470,27 @@ mod tests {
         track.add(child("loud", Some("c")));
         track.delete(child("loud", Some("c")));
         assert_eq!(drain(&queue), ["ns/c"]);
+        queue.shut_down();
+    }
+
+    /// A filter that panics skips the event and leaves the track working (it runs inside the
+    /// reflector's store, where a panic would end the reflector).
+    #[test]
+    fn a_filter_that_panics_skips_the_event() {
+        let filters = vec![crate::EventFilter::new(|o: &dyn Object| {
+            assert!(!o.name().starts_with("bad"), "a filter's bug");
+            true
+        })];
+        let intake = Arc::new(Intake::with_filters(filters));
+        let queue = RateLimitingQueue::new(default_controller_rate_limiter());
+        intake.set(Some(queue.clone().into()));
+        let track = OwnerTrack::new(intake, owners());
+        track.add(child("bad-1", Some("a")));
+        assert!(drain(&queue).is_empty());
+        track.delete(child("bad-1", Some("a")));
+        assert!(drain(&queue).is_empty());
+        track.add(child("good", Some("b")));
+        assert_eq!(drain(&queue), ["ns/b"]);
         queue.shut_down();
     }
 

@@ -113,7 +113,17 @@ where
         // Create events, which go through the source's predicates). The keys a former term
         // left pending are in the queue already; a replayed key among them is merged.
         for replay in &self.replays {
-            replay(queue);
+            // The replay runs the program's mappers, predicates and event filters: a panic
+            // there skips the rest of this source's replay, as a live event's panic skips that
+            // event, instead of ending the controller (and, at every restart, again).
+            if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| replay(queue))) {
+                tracing::error!(
+                    controller = %self.name,
+                    panic = %kclient_flowcontrol::panic_message(&*panic),
+                    "enqueueing a source's known objects panicked (in a mapper, predicate or \
+                     event filter); the rest of that source's objects are not enqueued"
+                );
+            }
         }
         // The triggers, polled until the term stops (see `crate::trigger`).
         let mut triggers = JoinSet::new();

@@ -290,6 +290,46 @@ async fn watches_maps_objects_to_keys_and_missing_ones_go_to_on_deleted() {
     run.await.unwrap().unwrap();
 }
 
+/// A mapper that panics on a watched object known when the controller starts skips that
+/// source's replay, as a live event's panic skips the event: the controller runs on (it used
+/// to end with the panic, and at every restart again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mapper_that_panics_in_the_start_replay_does_not_end_the_controller() {
+    let s = Setup::new().await;
+    s.create_config_map("a", &[]).await;
+    s.secrets()
+        .create(&secret("unlabelled", &[], None), &CreateOptions::default())
+        .await
+        .unwrap();
+    let calls = Arc::new(Calls::default());
+    let controller = ControllerBuilder::new("panicking-mapper-test", &s.factory)
+        .for_::<ConfigMap>()
+        .watches(|secret: &Secret| {
+            let target = secret.labels().get("target").expect("a mapper's bug");
+            vec![ObjectRef::new(secret.namespace(), target)]
+        })
+        .reconcile(count);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+    eventually("the reconcile of a", || calls.reconciled("a") == 1).await;
+    // Live events still reach the mapper.
+    s.secrets()
+        .create(
+            &secret("points-at-a", &[("target", "a")], None),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("a woken by the mapped Secret", || {
+        calls.reconciled("a") == 2
+    })
+    .await;
+    assert!(!run.is_finished(), "the controller ended");
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_metadata_maps_objects_to_keys_from_a_metadata_only_cache() {
     let s = Setup::new().await;
