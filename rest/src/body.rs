@@ -87,6 +87,47 @@ impl fmt::Display for ObjectTooLarge {
 
 impl std::error::Error for ObjectTooLarge {}
 
+/// Holds a protobuf body (the `k8s\0` envelope) to the object size limit as a JSON body is
+/// held: each element of a list's `items` (field 2 of a `...List` message) separately, and a
+/// single object whole. It runs on the body read whole (the envelope's length prefixes give
+/// every size at once), before the decoder reserves anything for it. A body that does not
+/// parse passes: the decoder names what is wrong with it.
+#[cfg(feature = "protobuf")]
+pub(crate) fn check_protobuf_sizes(body: &[u8], limit: usize) -> Result<(), ObjectTooLarge> {
+    use kclient_apimachinery::protobuf::{Reader, Unknown, WireType};
+    let Ok(envelope) = Unknown::decode(body) else {
+        return Ok(());
+    };
+    let too_large = |what| Err(ObjectTooLarge { limit, what });
+    if !envelope.kind.ends_with("List") {
+        return if envelope.raw.len() > limit {
+            too_large(ObjectPart::Body)
+        } else {
+            Ok(())
+        };
+    }
+    let mut list = Reader::new(envelope.raw);
+    let mut item = 0;
+    while let Ok(Some((field, wire))) = list.next_field() {
+        if wire != WireType::Len {
+            if list.skip(wire).is_err() {
+                break;
+            }
+            continue;
+        }
+        let Ok(bytes) = list.bytes() else { break };
+        if field == 2 {
+            if bytes.len() > limit {
+                return too_large(ObjectPart::Item(item));
+            }
+            item += 1;
+        } else if bytes.len() > limit {
+            return too_large(ObjectPart::Body);
+        }
+    }
+    Ok(())
+}
+
 /// `64 MiB (67108864 bytes)`, or `1000 bytes`.
 fn size_text(bytes: usize) -> String {
     const MIB: usize = 1 << 20;
@@ -685,5 +726,63 @@ mod tests {
                 "{pulled} chunks of 64 KiB read"
             );
         }
+    }
+}
+
+#[cfg(all(test, feature = "protobuf"))]
+mod protobuf_tests {
+    use kclient_apimachinery::protobuf::{MAGIC, WireType, Writer};
+
+    use super::*;
+
+    /// A `k8s\0` envelope of `kind` around `raw`.
+    fn envelope(kind: &str, raw: &[u8]) -> Vec<u8> {
+        let mut type_meta = Writer::new();
+        type_meta.tag(1, WireType::Len);
+        type_meta.bytes(b"v1");
+        type_meta.tag(2, WireType::Len);
+        type_meta.bytes(kind.as_bytes());
+        let mut w = Writer::from_vec(MAGIC.to_vec());
+        w.tag(1, WireType::Len);
+        w.bytes(&type_meta.into_vec());
+        w.tag(2, WireType::Len);
+        w.bytes(raw);
+        w.into_vec()
+    }
+
+    /// A list message: a small ListMeta, then items of these sizes.
+    fn list(items: &[usize]) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.tag(1, WireType::Len);
+        w.bytes(b"\x12\x0242");
+        for &size in items {
+            w.tag(2, WireType::Len);
+            w.bytes(&vec![0u8; size]);
+        }
+        w.into_vec()
+    }
+
+    #[test]
+    fn a_single_object_is_held_whole_and_a_list_item_by_item() {
+        let limit = 1000;
+        let check = |body: Vec<u8>| check_protobuf_sizes(&body, limit).map_err(|e| e.to_string());
+        assert!(check(envelope("Pod", &vec![0; 1000])).is_ok());
+        let too_large = check(envelope("Pod", &vec![0; 1001])).unwrap_err();
+        assert!(
+            too_large.starts_with("the object is larger than 1000 bytes"),
+            "{too_large}"
+        );
+        // Items under the limit, the list far over it: read.
+        assert!(check(envelope("PodList", &list(&[900; 10]))).is_ok());
+        let item = check(envelope("PodList", &list(&[10, 900, 1001]))).unwrap_err();
+        assert!(
+            item.starts_with("item 2 of the list's items is larger"),
+            "{item}"
+        );
+        // Not an envelope, or cut short: left to the decoder.
+        assert!(check(b"{\"kind\":\"Pod\"}".to_vec()).is_ok());
+        let mut cut = envelope("PodList", &list(&[10, 2000]));
+        cut.truncate(cut.len() - 100);
+        assert!(check(cut).is_ok());
     }
 }

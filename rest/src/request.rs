@@ -525,9 +525,10 @@ impl Request {
     /// Plain [`Request::send`] when the client's [`Config::content_type`](crate::Config::content_type)
     /// is [`ContentType::Json`](crate::ContentType::Json). An `Accept` header set on the request
     /// is kept (a metadata-only request asks for `;as=PartialObjectMetadata` in protobuf or
-    /// JSON), and the answer is still decoded by its `Content-Type`. A protobuf body is not held to
-    /// [`Config::max_object_size`](crate::Config::max_object_size) object by object, as a JSON
-    /// body is; the protobuf decoder refuses lengths past the end of the body.
+    /// JSON), and the answer is still decoded by its `Content-Type`. A protobuf body is held to
+    /// [`Config::max_object_size`](crate::Config::max_object_size) as a JSON body is (a single
+    /// object whole, each of a list's items apart), once read and before it is decoded; the
+    /// protobuf decoder refuses lengths past the end of the body.
     #[cfg(feature = "protobuf")]
     pub async fn send_protobuf<T: DeserializeOwned>(
         self,
@@ -542,6 +543,8 @@ impl Request {
         let content_type = sent.content_type();
         if is_protobuf(content_type.as_deref()) {
             let (body, _warnings) = sent.read(None, &what).await?;
+            crate::body::check_protobuf_sizes(&body, max_object)
+                .map_err(|e| Error::decode(what.clone(), e))?;
             // A `Status` other than `Success` in place of the object is the error it
             // describes, as in JSON (see `failure_status`).
             if let Some(Ok(status)) = kclient_apimachinery::protobuf::decode_status(&body)
