@@ -50,6 +50,20 @@ pub(crate) type Remover = Box<dyn FnOnce() + Send>;
 /// at its low priority.
 pub(crate) type Replay = Arc<dyn Fn(&WorkQueue) + Send + Sync>;
 
+/// Runs `replay` into `queue`. A replay runs the program's mappers, predicates and event
+/// filters: a panic there skips the rest of this replay (as a live event's panic skips that
+/// event), logged with `what` was replayed, and the controller goes on.
+pub(crate) fn replay_catching(replay: &Replay, queue: &WorkQueue, controller: &str, what: &str) {
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| replay(queue))) {
+        tracing::error!(
+            %controller,
+            panic = %kclient_flowcontrol::panic_message(&*panic),
+            "enqueueing {what} panicked (in a mapper, predicate or event filter); the rest is \
+             skipped"
+        );
+    }
+}
+
 /// A source added to its informer.
 pub(crate) struct Registered {
     /// The handler's registration, to wait for its sync (none for a source without a cache).

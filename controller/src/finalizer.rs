@@ -302,19 +302,18 @@ async fn update_finalizers<K: Object + Clone + DeserializeOwned>(
                     current
                 }
             };
-            let mut finalizers: Vec<&str> = current.finalizers();
-            let present = finalizers.contains(&name);
-            if present == add {
-                return Ok(current);
-            }
-            if add {
-                finalizers.push(name);
+            let mut wanted = current.clone();
+            let changed = if add {
+                add_finalizer(&mut wanted, name)
             } else {
-                finalizers.retain(|f| *f != name);
+                remove_finalizer(&mut wanted, name)
+            };
+            if !changed {
+                return Ok(current);
             }
             let patch = json!({"metadata": {
                 "resourceVersion": current.resource_version(),
-                "finalizers": finalizers,
+                "finalizers": wanted.finalizers(),
             }});
             request(client, resource, Verb::Patch, &current)
                 .content_type("application/merge-patch+json")

@@ -107,33 +107,25 @@ impl ControllerMetrics {
     /// Counts a reconcile (or `on_deleted`) that panicked; [`finished`](Self::finished) then
     /// counts it as an error too, as controller-runtime does.
     pub(crate) fn panicked(&self) {
-        if let Some(panics) = &self.panics {
-            panics.inc();
-        }
+        inc(&self.panics);
     }
 
     /// Counts a reconcile that the reconcile timeout cancelled; [`finished`](Self::finished)
     /// then counts it as an error too, as controller-runtime does.
     pub(crate) fn timed_out(&self) {
-        if let Some(timeouts) = &self.timeouts {
-            timeouts.inc();
-        }
+        inc(&self.timeouts);
     }
 
     /// Counts a failed reconcile that the error policy gave up on (controller-runtime's
     /// terminal error); [`finished`](Self::finished) counts it as an error too.
     pub(crate) fn terminal(&self) {
-        if let Some(terminal) = &self.terminal {
-            terminal.inc();
-        }
+        inc(&self.terminal);
     }
 
     /// Records a reconcile that returned: its time and its result.
     pub(crate) fn finished(&self, result: ReconcileResult, took: Duration) {
-        if result == ReconcileResult::Error
-            && let Some(errors) = &self.errors
-        {
-            errors.inc();
+        if result == ReconcileResult::Error {
+            inc(&self.errors);
         }
         if let Some(time) = &self.time {
             time.observe(took.as_secs_f64());
@@ -145,6 +137,13 @@ impl ControllerMetrics {
                 .unwrap_or(0);
             totals[index].inc();
         }
+    }
+}
+
+/// Counts one on `counter`, if the controller has metrics.
+fn inc(counter: &Option<Box<dyn CounterMetric>>) {
+    if let Some(counter) = counter {
+        counter.inc();
     }
 }
 

@@ -50,7 +50,7 @@ use tokio::task::JoinSet;
 use tracing::Instrument;
 
 use crate::action::{Action, ActionKind};
-use crate::builder::Replay;
+use crate::builder::{Replay, replay_catching};
 use crate::controller::{DeletedFn, ErrorPolicyFn, ReconcileFn};
 use crate::metrics::{ControllerMetrics, ReconcileResult};
 use crate::object_ref::ObjectRef;
@@ -113,17 +113,8 @@ where
         // Create events, which go through the source's predicates). The keys a former term
         // left pending are in the queue already; a replayed key among them is merged.
         for replay in &self.replays {
-            // The replay runs the program's mappers, predicates and event filters: a panic
-            // there skips the rest of this source's replay, as a live event's panic skips that
-            // event, instead of ending the controller (and, at every restart, again).
-            if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| replay(queue))) {
-                tracing::error!(
-                    controller = %self.name,
-                    panic = %kclient_flowcontrol::panic_message(&*panic),
-                    "enqueueing a source's known objects panicked (in a mapper, predicate or \
-                     event filter); the rest of that source's objects are not enqueued"
-                );
-            }
+            // Not ending the controller (and, at every restart, again).
+            replay_catching(replay, queue, &self.name, "a source's known objects");
         }
         // The triggers, polled until the term stops (see `crate::trigger`).
         let mut triggers = JoinSet::new();

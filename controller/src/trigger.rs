@@ -13,14 +13,13 @@
 //! dropped; the controller goes on with its other sources.
 
 use std::fmt;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use kclient_cache::CancellationToken;
 
-use crate::builder::Replay;
+use crate::builder::{Replay, replay_catching};
 use crate::object_ref::ObjectRef;
 use crate::queue::{NORMAL_PRIORITY, WorkQueue};
 
@@ -62,19 +61,13 @@ impl Trigger {
             };
             match wake {
                 Some(Wake::Key(key)) => queue.add(key, NORMAL_PRIORITY),
-                Some(Wake::All) => {
-                    // The replay runs the primary predicates, the program's code: a panic
-                    // there skips this item, not the trigger.
-                    let replay = AssertUnwindSafe(|| replay_primary(&queue));
-                    if let Err(panic) = std::panic::catch_unwind(replay) {
-                        tracing::error!(
-                            %controller,
-                            panic = %kclient_flowcontrol::panic_message(&*panic),
-                            "enqueueing every primary object for a trigger panicked \
-                             (in a primary predicate); this tick is skipped"
-                        );
-                    }
-                }
+                // A panic skips this item, not the trigger.
+                Some(Wake::All) => replay_catching(
+                    &replay_primary,
+                    &queue,
+                    &controller,
+                    "every primary object for a trigger",
+                ),
                 None => {
                     tracing::debug!(%controller, "trigger stream ended");
                     return None;

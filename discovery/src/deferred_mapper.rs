@@ -81,14 +81,9 @@ impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
     /// Drops the snapshot and invalidates the discovery cache (client-go's `Reset`). A
     /// build in flight keeps no snapshot; the next lookup rebuilds from fresh discovery.
     pub fn reset(&self) {
-        // The cache first: a build that starts after the new generation then asks a cache
-        // that was already invalidated.
-        self.discovery.invalidate();
-        let mut snapshot = self.snapshot.lock();
-        *snapshot = Snapshot {
-            mapper: None,
-            generation: snapshot.generation.wrapping_add(1),
-        };
+        let generation = self.snapshot.lock().generation;
+        // A reset that comes meanwhile does the same work, after this call began.
+        self.reset_from(generation);
     }
 
     /// [`reset`](Self::reset), unless a reset came since the snapshot of `generation` was
@@ -98,6 +93,8 @@ impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
         if snapshot.generation != generation {
             return;
         }
+        // The cache first: a build that starts after the new generation then asks a cache
+        // that was already invalidated.
         self.discovery.invalidate();
         *snapshot = Snapshot {
             mapper: None,

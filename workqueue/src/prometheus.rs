@@ -271,6 +271,16 @@ impl fmt::Debug for PrometheusMetricsProvider {
     }
 }
 
+/// The counter of `controller` in `family`.
+fn controller_total(
+    family: &Family<ControllerLabels, Counter>,
+    controller: &str,
+) -> Box<dyn CounterMetric> {
+    Box::new(Total(family.get_or_create_owned(&ControllerLabels {
+        controller: controller.to_owned(),
+    })))
+}
+
 fn labels(name: &str) -> QueueLabels {
     QueueLabels {
         name: name.to_owned(),
@@ -458,35 +468,19 @@ impl MetricsProvider for PrometheusMetricsProvider {
     }
 
     fn new_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
-        Box::new(Total(self.reconcile_errors.get_or_create_owned(
-            &ControllerLabels {
-                controller: controller.to_owned(),
-            },
-        )))
+        controller_total(&self.reconcile_errors, controller)
     }
 
     fn new_reconcile_panics_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
-        Box::new(Total(self.reconcile_panics.get_or_create_owned(
-            &ControllerLabels {
-                controller: controller.to_owned(),
-            },
-        )))
+        controller_total(&self.reconcile_panics, controller)
     }
 
     fn new_reconcile_timeouts_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
-        Box::new(Total(self.reconcile_timeouts.get_or_create_owned(
-            &ControllerLabels {
-                controller: controller.to_owned(),
-            },
-        )))
+        controller_total(&self.reconcile_timeouts, controller)
     }
 
     fn new_terminal_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
-        Box::new(Total(self.terminal_reconcile_errors.get_or_create_owned(
-            &ControllerLabels {
-                controller: controller.to_owned(),
-            },
-        )))
+        controller_total(&self.terminal_reconcile_errors, controller)
     }
 
     fn new_max_concurrent_reconciles_metric(
