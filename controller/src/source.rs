@@ -125,7 +125,17 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
                 NORMAL_PRIORITY
             };
             let mut keys = (self.map)(new);
-            let old = (self.map)(old);
+            // The new object's keys are known: a mapper that panics on the old object (one the
+            // program's newer code no longer expects) loses only the old object's keys.
+            let old = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.map)(old)))
+                .unwrap_or_else(|panic| {
+                    tracing::error!(
+                        panic = %kclient_flowcontrol::panic_message(&*panic),
+                        "a mapper panicked on the old object of an update; only the new \
+                         object's keys are enqueued"
+                    );
+                    Vec::new()
+                });
             // Each key once, found through a set: a mapper may fan one object out to
             // thousands of primaries, and comparing every old key with every new one would
             // stall the informer's event delivery for seconds.
@@ -279,6 +289,38 @@ mod tests {
 
         intake.set(None);
         handler.on_add(&obj("child", "3", Some("c")), false);
+        assert!(drain(&queue).is_empty());
+        queue.shut_down();
+    }
+
+    /// A mapper that panics on the old object of an update still has the new object's keys
+    /// enqueued; one that panics on the new object skips the event (the informer's listener
+    /// catches that panic).
+    #[test]
+    fn a_mapper_that_panics_on_the_old_object_still_enqueues_the_new_keys() {
+        let intake = Arc::new(Intake::default());
+        let owners = owners();
+        let mut handler = SourceHandler::<PartialObjectMetadata> {
+            intake: Arc::clone(&intake),
+            map: Arc::new(move |o: &PartialObjectMetadata| {
+                assert_ne!(
+                    o.resource_version(),
+                    "1",
+                    "a mapper that cannot read version 1"
+                );
+                owners(o)
+            }),
+            predicates: Vec::new(),
+            primary: false,
+        };
+        let queue = RateLimitingQueue::new(kclient_workqueue::default_controller_rate_limiter());
+        intake.set(Some(queue.clone().into()));
+        handler.on_update(&obj("child", "1", Some("a")), &obj("child", "2", Some("b")));
+        assert_eq!(drain(&queue), ["ns/b"]);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handler.on_update(&obj("child", "2", Some("b")), &obj("child", "1", Some("c")))
+        }));
+        assert!(panicked.is_err());
         assert!(drain(&queue).is_empty());
         queue.shut_down();
     }

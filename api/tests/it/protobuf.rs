@@ -34,6 +34,52 @@ fn a_pod_round_trips_through_the_envelope() {
     );
 }
 
+/// A kind's codec reads only envelopes of that kind (or of none, which Go reads as the
+/// expected one): a `Status` or a `ConfigMap` read as a Pod would have its fields misread.
+#[test]
+fn a_codec_refuses_an_envelope_of_another_kind() {
+    use kclient_apimachinery::{ObjectList, Resource, Status};
+    let codec = Pod::protobuf().expect("Pod has a protobuf form");
+    let pod: Pod = kclient_apimachinery::decode_json(POD.as_bytes()).expect("JSON");
+    assert_eq!(
+        codec.decode_object(&encode("v1", "Pod", &pod)).unwrap(),
+        pod
+    );
+    assert_eq!(codec.decode_object(&encode("", "", &pod)).unwrap(), pod);
+    let status = Status {
+        message: "gone".into(),
+        ..Status::default()
+    };
+    let e = codec
+        .decode_object(&encode("v1", "Status", &status))
+        .expect_err("a Status is not a Pod");
+    assert!(
+        e.to_string()
+            .contains(r#"holds a "Status", expected a "Pod""#),
+        "{e}"
+    );
+
+    let list = ObjectList {
+        items: vec![pod.clone()],
+        ..ObjectList::default()
+    };
+    assert_eq!(
+        codec
+            .decode_list(&encode("v1", "PodList", &list))
+            .unwrap()
+            .items,
+        [pod.clone()]
+    );
+    let e = codec
+        .decode_list(&encode("v1", "ConfigMapList", &list))
+        .expect_err("a ConfigMapList is not a PodList");
+    assert!(e.to_string().contains(r#"expected a "PodList""#), "{e}");
+    let e = codec
+        .decode_list(&encode("v1", "Pod", &pod))
+        .expect_err("a Pod is not a PodList");
+    assert!(e.to_string().contains(r#"holds a "Pod""#), "{e}");
+}
+
 #[test]
 fn mutated_pods_never_panic() {
     let pod: Pod = kclient_apimachinery::decode_json(POD.as_bytes()).expect("JSON");

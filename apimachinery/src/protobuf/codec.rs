@@ -2,7 +2,7 @@
 //! know `K: Resource` can negotiate protobuf for the kinds that have it (client-go's
 //! `PrefersProtobuf` for built-in types) and stay JSON for the others (custom resources).
 
-use super::{Message, ProtoError, decode_object, decode_watch_event, encode};
+use super::{Message, ProtoError, decode_object_of_kind, decode_watch_event, encode};
 use crate::meta::PartialObjectMetadata;
 use crate::{ObjectList, Resource, WatchEvent};
 
@@ -47,8 +47,8 @@ impl<K: Resource + Message> ProtobufCodec<K> {
     /// The codec of a kind that implements [`Message`].
     pub fn of() -> Self {
         ProtobufCodec {
-            decode_object: decode_object::<K>,
-            decode_list: decode_object::<ObjectList<K>>,
+            decode_object: |body| decode_object_of_kind(body, K::KIND),
+            decode_list: |body| decode_object_of_kind(body, &format!("{}List", K::KIND)),
             decode_watch_event: decode_watch_event::<K>,
             encode: encode_object::<K>,
         }
@@ -67,7 +67,10 @@ impl ProtobufCodec<PartialObjectMetadata> {
         ProtobufCodec {
             decode_object: decode_metadata,
             decode_list: |body| {
-                let mut list = decode_object::<ObjectList<PartialObjectMetadata>>(body)?;
+                let mut list = decode_object_of_kind::<ObjectList<PartialObjectMetadata>>(
+                    body,
+                    METADATA_LIST_KIND,
+                )?;
                 list.items = std::mem::take(&mut list.items)
                     .into_iter()
                     .map(with_type_meta)
@@ -89,9 +92,10 @@ impl ProtobufCodec<PartialObjectMetadata> {
 
 const METADATA_API_VERSION: &str = "meta.k8s.io/v1";
 const METADATA_KIND: &str = "PartialObjectMetadata";
+const METADATA_LIST_KIND: &str = "PartialObjectMetadataList";
 
 fn decode_metadata(body: &[u8]) -> Result<PartialObjectMetadata, ProtoError> {
-    decode_object::<PartialObjectMetadata>(body).map(with_type_meta)
+    decode_object_of_kind::<PartialObjectMetadata>(body, METADATA_KIND).map(with_type_meta)
 }
 
 fn with_type_meta(mut m: PartialObjectMetadata) -> PartialObjectMetadata {

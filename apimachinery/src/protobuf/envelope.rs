@@ -133,6 +133,27 @@ pub fn decode_object<T: Message>(body: &[u8]) -> Result<T, ProtoError> {
     Unknown::decode(body)?.decode_raw()
 }
 
+/// Decodes an enveloped object of type `T` whose kind is `kind` (`Pod`, `PodList`). An
+/// envelope naming another kind is an error: protobuf messages carry no field names, so another
+/// kind's fields would be read as `T`'s (a `Status`'s `ListMeta` as a Pod's `ObjectMeta`), and
+/// client-go's decoder does not fill a typed object from another kind either. An envelope
+/// without a kind reads as `kind`, as Go's decoder takes the expected one then.
+pub fn decode_object_of_kind<T: Message>(body: &[u8], kind: &str) -> Result<T, ProtoError> {
+    let envelope = Unknown::decode(body)?;
+    if !envelope.kind.is_empty() && envelope.kind != kind {
+        return Err(ProtoError::new(
+            ProtoErrorKind::InvalidValue {
+                message: format!(
+                    "protobuf envelope holds a {:?}, expected a {kind:?}",
+                    envelope.kind
+                ),
+            },
+            0,
+        ));
+    }
+    envelope.decode_raw()
+}
+
 /// Decodes an enveloped `Status` (an error response); `None` if the body is an envelope of
 /// another kind.
 pub fn decode_status(body: &[u8]) -> Option<Result<Status, ProtoError>> {

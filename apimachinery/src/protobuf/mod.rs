@@ -31,8 +31,8 @@ mod wire;
 
 pub use codec::ProtobufCodec;
 pub use envelope::{
-    CONTENT_TYPE_PROTOBUF, MAGIC, Unknown, decode_object, decode_status, decode_watch_event,
-    encode, encode_watch_frame, split_watch_event,
+    CONTENT_TYPE_PROTOBUF, MAGIC, Unknown, decode_object, decode_object_of_kind, decode_status,
+    decode_watch_event, encode, encode_watch_frame, split_watch_event,
 };
 pub use error::{ProtoError, ProtoErrorKind};
 pub use wire::{MAX_DEPTH, Reader, WireType, Writer};
@@ -197,6 +197,15 @@ pub trait Value: Sized {
 
     /// Writes the value (after its tag; a length-delimited value with its length).
     fn write(&self, w: &mut Writer);
+
+    /// Go's zero value of the type, which a map entry without its value reads as: [`Default`]'s
+    /// for all but `Quantity`, whose zero Go writes as `"0"`.
+    fn zero() -> Self
+    where
+        Self: Default,
+    {
+        Self::default()
+    }
 
     /// Whether this is the zero value Go leaves out of JSON (`""`, `0`, `false`, zero time,
     /// empty raw JSON): a field that Go's JSON omits when zero decodes it as unset.
@@ -444,7 +453,7 @@ fn read_entry_rest<V: Value + Default>(
             _ => entry.skip(wire)?,
         }
     }
-    Ok((key, value.unwrap_or_default()))
+    Ok((key, value.unwrap_or_else(V::zero)))
 }
 
 /// Reads the entries of map field `field` that follow one another and adds them to `slot`

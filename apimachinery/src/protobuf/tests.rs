@@ -280,6 +280,18 @@ fn value_types_round_trip() {
     round(Quantity::from("500m"));
     round(IntOrString::Int(-3));
     round(IntOrString::String("25%".into()));
+    // A type Go does not write reads as the int, as Go's accessors read it.
+    let mut w = Writer::new();
+    w.tag(1, WireType::Len);
+    w.nested(|w| {
+        put(w, 1, &7i64);
+        put(w, 2, &8i32);
+        put(w, 3, &"x".to_string());
+    });
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    r.next_field().unwrap();
+    assert_eq!(IntOrString::read(1, &mut r).unwrap(), IntOrString::Int(8));
     round(Time(1_700_000_000));
     // Go's zero time is an empty message.
     assert_eq!(round(Time::ZERO), [0x0a, 0x00]);
@@ -874,6 +886,39 @@ fn a_wrapped_list_seen_twice_appends_and_a_map_value_seen_twice_is_the_last() {
     let mut map: Map<IStr, List<IStr>> = Map::new();
     merge_map(&mut map, field, wire, &mut r).unwrap();
     assert_eq!(map.get("k").map(|l| &**l), Some(&["b".into()][..]));
+}
+
+/// Go's zero `Quantity` is `"0"` (its `String()`): a Quantity message without its string, and a
+/// map entry without its value, read as that, as Go's `Quantity.Unmarshal` and a generated
+/// map entry (`mapvalue := &resource.Quantity{}`) leave them. An empty string stays empty.
+#[test]
+fn a_quantity_without_its_string_is_go_s_zero_quantity() {
+    use crate::meta::{IStr, Map};
+    let read = |bytes: &[u8]| {
+        let mut r = Reader::new(bytes);
+        r.next_field().unwrap();
+        Quantity::read(1, &mut r).unwrap()
+    };
+    assert_eq!(read(&[0x0a, 0x00]).as_str(), "0");
+    assert_eq!(read(&[0x0a, 0x02, 0x0a, 0x00]).as_str(), "");
+
+    let mut w = Writer::new();
+    for (key, value) in [("cpu", None), ("memory", Some("1Gi"))] {
+        w.tag(1, WireType::Len);
+        w.nested(|w| {
+            put(w, 1, &key.to_string());
+            if let Some(value) = value {
+                put(w, 2, &Quantity::from(value));
+            }
+        });
+    }
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    let (field, wire) = r.next_field().unwrap().unwrap();
+    let mut map: Map<IStr, Quantity> = Map::new();
+    merge_map(&mut map, field, wire, &mut r).unwrap();
+    assert_eq!(map.get("cpu").map(Quantity::as_str), Some("0"));
+    assert_eq!(map.get("memory").map(Quantity::as_str), Some("1Gi"));
 }
 
 // ---- fields repeated out of line ----

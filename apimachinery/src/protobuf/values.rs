@@ -164,14 +164,14 @@ impl Value for ByteString {
 }
 
 /// Reads a message of one field `1` holding bytes (`Quantity`'s `string`, `RawExtension`'s and
-/// `FieldsV1`'s `raw`); absent reads as empty.
-fn read_wrapped_bytes<'a>(field: u32, r: &mut Reader<'a>) -> Result<&'a [u8], ProtoError> {
+/// `FieldsV1`'s `raw`); `None` when absent.
+fn read_wrapped_bytes<'a>(field: u32, r: &mut Reader<'a>) -> Result<Option<&'a [u8]>, ProtoError> {
     let mut m = r.nested()?;
-    let mut out: &[u8] = &[];
+    let mut out = None;
     while let Some((f, wire)) = m.next_field()? {
         if f == 1 {
             m.expect(field, wire, WireType::Len)?;
-            out = m.bytes()?;
+            out = Some(m.bytes()?);
         } else {
             m.skip(wire)?;
         }
@@ -186,12 +186,16 @@ fn write_wrapped_bytes(w: &mut Writer, bytes: &[u8]) {
     });
 }
 
-/// `resource.Quantity`: `message Quantity { optional string string = 1; }`.
+/// `resource.Quantity`: `message Quantity { optional string string = 1; }`. A message without
+/// its string, and a map entry without its value, is Go's zero `Quantity`, which Go writes as
+/// `"0"`.
 impl Value for Quantity {
     const WIRE: WireType = WireType::Len;
     fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
         let start = r.error(super::ProtoErrorKind::InvalidUtf8 { field });
-        let bytes = read_wrapped_bytes(field, r)?;
+        let Some(bytes) = read_wrapped_bytes(field, r)? else {
+            return Ok(Self::zero());
+        };
         // Most quantities ("100m", "128Mi") are short ASCII: built inline, with no UTF-8 pass.
         if let Some(s) = IStr::inline_ascii(bytes) {
             return Ok(Quantity(s));
@@ -201,10 +205,15 @@ impl Value for Quantity {
     fn write(&self, w: &mut Writer) {
         write_wrapped_bytes(w, self.as_str().as_bytes());
     }
+    fn zero() -> Self {
+        Quantity::from("0")
+    }
 }
 
 /// `intstr.IntOrString`: `type` (0 int, 1 string) = 1, `intVal` = 2, `strVal` = 3; Go writes
-/// all three.
+/// all three. Another type reads as the int, as Go's accessors (`IntValue`, `String`) take any
+/// type but 1 for one: Go decodes the message, so an error here would make the whole object,
+/// and every list and watch holding it, unreadable where client-go reads it.
 impl Value for IntOrString {
     const WIRE: WireType = WireType::Len;
     fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
@@ -218,13 +227,11 @@ impl Value for IntOrString {
                 _ => m.skip(wire)?,
             }
         }
-        match kind {
-            0 => Ok(IntOrString::Int(int)),
-            1 => Ok(IntOrString::String(string)),
-            other => Err(m.invalid(format!(
-                "IntOrString field {field} has type {other}, expected 0 (int) or 1 (string)"
-            ))),
-        }
+        Ok(if kind == 1 {
+            IntOrString::String(string)
+        } else {
+            IntOrString::Int(int)
+        })
     }
     fn write(&self, w: &mut Writer) {
         w.nested(|w| match self {
@@ -341,7 +348,7 @@ fn check_json(field: u32, r: &Reader<'_>, text: &str) -> Result<(), ProtoError> 
 impl Value for RawJson {
     const WIRE: WireType = WireType::Len;
     fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
-        let bytes = read_wrapped_bytes(field, r)?;
+        let bytes = read_wrapped_bytes(field, r)?.unwrap_or_default();
         if bytes.is_empty() {
             return Ok(RawJson::default());
         }
@@ -364,7 +371,7 @@ impl Value for RawJson {
 impl Value for FieldsV1 {
     const WIRE: WireType = WireType::Len;
     fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
-        let bytes = read_wrapped_bytes(field, r)?;
+        let bytes = read_wrapped_bytes(field, r)?.unwrap_or_default();
         if bytes.is_empty() {
             return Ok(FieldsV1::default());
         }

@@ -342,6 +342,32 @@ mod tests {
         assert_eq!(c.correlate(&event("web", "X3", "m")), Correlation::Skip);
     }
 
+    /// A wall clock stepped back an hour does not withhold tokens for that hour: the buckets'
+    /// time stands still for the step and then goes on, as Go's buckets on the monotonic clock.
+    #[test]
+    fn a_wall_clock_stepped_back_costs_the_spam_filter_nothing() {
+        let (clock, now) = fake_clock();
+        let mut c = EventCorrelator::new(options(clock));
+        for i in 0..25 {
+            assert!(matches!(
+                c.correlate(&event("web", &format!("R{i}"), "m")),
+                Correlation::Send { .. }
+            ));
+        }
+        assert_eq!(c.correlate(&event("web", "E", "m")), Correlation::Skip);
+        *now.lock() += Duration::from_secs(200);
+        assert_eq!(c.correlate(&event("web", "E1", "m")), Correlation::Skip);
+        *now.lock() -= Duration::from_secs(3600);
+        assert_eq!(c.correlate(&event("web", "E2", "m")), Correlation::Skip);
+        // 100 s on from the stepped-back clock, 300 s have passed on the buckets' clock.
+        *now.lock() += Duration::from_secs(100);
+        assert!(matches!(
+            c.correlate(&event("web", "E3", "m")),
+            Correlation::Send { .. }
+        ));
+        assert_eq!(c.correlate(&event("web", "E4", "m")), Correlation::Skip);
+    }
+
     #[test]
     fn ten_distinct_messages_aggregate() {
         let (clock, now) = fake_clock();
