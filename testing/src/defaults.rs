@@ -5,7 +5,8 @@
 //! cluster IP drawn from 10.96.0.0/12) and Secrets (whose `stringData` goes into `data`). Other kinds are stored as written (see
 //! the crate docs).
 
-use serde_json::{Map, Value, json};
+use kclient_apimachinery::meta::Quantity;
+use serde_json::{Value, json};
 
 use crate::registry::ResourceInfo;
 
@@ -87,27 +88,50 @@ fn template(spec: &mut Value) {
     }
 }
 
-/// A Pod's QoS class from its containers' requests and limits.
+/// A Pod's QoS class from its containers' requests and limits, as the server computes it
+/// (`ComputePodQOS`): only positive CPU and memory amounts count, summed over the containers
+/// and compared by amount (`1000m` is `1`). Guaranteed needs CPU and memory limits on every
+/// container and the sums of requests equal to the sums of limits; with no amount at all the
+/// Pod is BestEffort. Pod-level `spec.resources` are not read.
 fn qos_class(spec: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["initContainers", "containers"]
+    /// The positive amount of `resource` in `list`, in thousandths.
+    fn amount(list: &Value, resource: &str) -> Option<i128> {
+        let text = list[resource].as_str()?;
+        Quantity::from(text).to_milli().filter(|milli| *milli > 0)
+    }
+    const RESOURCES: [&str; 2] = ["cpu", "memory"];
+    // Per resource: the sums of requests and of limits, where any container has one.
+    let mut requests: [Option<i128>; 2] = [None; 2];
+    let mut limits: [Option<i128>; 2] = [None; 2];
+    let mut every_container_limited = true;
+    let add = |sum: &mut Option<i128>, milli: i128| {
+        *sum = Some(sum.unwrap_or(0).saturating_add(milli));
+    };
+    for container in ["containers", "initContainers"]
         .iter()
         .flat_map(|l| spec[*l].as_array().into_iter().flatten())
-        .collect();
-    let empty = |v: &Value| v.as_object().is_none_or(Map::is_empty);
-    if containers
-        .iter()
-        .all(|c| empty(&c["resources"]["requests"]) && empty(&c["resources"]["limits"]))
     {
+        let resources = &container["resources"];
+        for (i, resource) in RESOURCES.iter().enumerate() {
+            if let Some(milli) = amount(&resources["requests"], resource) {
+                add(&mut requests[i], milli);
+            }
+            match amount(&resources["limits"], resource) {
+                Some(milli) => add(&mut limits[i], milli),
+                None => every_container_limited = false,
+            }
+        }
+    }
+    if requests.iter().chain(&limits).all(Option::is_none) {
         return "BestEffort";
     }
-    let guaranteed = containers.iter().all(|c| {
-        let limits = &c["resources"]["limits"];
-        let requests = &c["resources"]["requests"];
-        ["cpu", "memory"].iter().all(|r| {
-            !limits[*r].is_null() && (requests[*r].is_null() || requests[*r] == limits[*r])
-        })
+    // Every request has its equal limit, and there are no more limits than requests.
+    let matched = (0..RESOURCES.len()).all(|i| match (requests[i], limits[i]) {
+        (Some(request), Some(limit)) => request == limit,
+        (None, None) => true,
+        _ => false,
     });
-    if guaranteed {
+    if every_container_limited && matched {
         "Guaranteed"
     } else {
         "Burstable"
@@ -329,14 +353,45 @@ mod tests {
         let spec =
             |resources: Value| json!({"containers": [{"name": "a", "resources": resources}]});
         assert_eq!(qos_class(&spec(json!({}))), "BestEffort");
+        // Requests default to limits before the class is computed (`pod`).
+        let limited = |limits: Value| json!({"limits": limits.clone(), "requests": limits});
+        assert_eq!(
+            qos_class(&spec(limited(json!({"cpu": "1", "memory": "1Gi"})))),
+            "Guaranteed"
+        );
         assert_eq!(
             qos_class(&spec(json!({"limits": {"cpu": "1", "memory": "1Gi"}}))),
-            "Guaranteed"
+            "Burstable"
         );
         assert_eq!(
             qos_class(&spec(json!({"requests": {"cpu": "1"}}))),
             "Burstable"
         );
+        // Amounts, not texts; only positive CPU and memory count.
+        assert_eq!(
+            qos_class(&spec(
+                json!({"limits": {"cpu": "1000m", "memory": "1024Mi"},
+                "requests": {"cpu": "1", "memory": "1Gi"}})
+            )),
+            "Guaranteed"
+        );
+        assert_eq!(
+            qos_class(&spec(
+                json!({"requests": {"cpu": "0", "ephemeral-storage": "1Gi"}})
+            )),
+            "BestEffort"
+        );
+        // Summed over the containers: every one needs both limits.
+        let two = |second: Value| {
+            json!({"containers": [
+                {"name": "a", "resources": limited(json!({"cpu": "1", "memory": "1Gi"}))},
+                {"name": "b", "resources": second}]})
+        };
+        assert_eq!(
+            qos_class(&two(limited(json!({"cpu": "500m", "memory": "1Gi"})))),
+            "Guaranteed"
+        );
+        assert_eq!(qos_class(&two(json!({}))), "Burstable");
     }
 
     #[test]

@@ -264,8 +264,9 @@
 //!     Go writes as `null` when unset (a Pod condition's `lastProbeTime`, see
 //!     `api/gen/go-nulls.txt`) are left out. Typed clients decode both forms alike.
 //! 12. **Quantities are stored as written**: the server writes them in canonical form
-//!     (`1000m` as `1`, `1024Mi` as `1Gi`), and a Pod's `qosClass` here compares the text of
-//!     requests and limits. Compare quantities by amount
+//!     (`1000m` as `1`, `1024Mi` as `1Gi`). A Pod's `qosClass` compares amounts, as the
+//!     server's does, but reads only its containers' resources, not pod-level
+//!     `spec.resources`. Compare quantities by amount
 //!     ([`semantic_eq`](kclient_apimachinery::semantic_eq), as `create_or_update` does).
 //!
 //! # Example

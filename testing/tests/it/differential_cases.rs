@@ -974,6 +974,63 @@ fn pod_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "pods: qosClass compares amounts of CPU and memory, summed over the containers",
+            [
+                (
+                    "text",
+                    json!([{"limits": {"cpu": "1000m", "memory": "1024Mi"},
+                    "requests": {"cpu": "1", "memory": "1Gi"}}]),
+                    "Guaranteed",
+                ),
+                (
+                    "storage",
+                    json!([{"requests": {"ephemeral-storage": "1Gi"}}]),
+                    "BestEffort",
+                ),
+                ("zero", json!([{"requests": {"cpu": "0"}}]), "BestEffort"),
+                (
+                    "two",
+                    json!([{"limits": {"cpu": "1", "memory": "1Gi"}},
+                    {"limits": {"cpu": "500m", "memory": "2Gi"}}]),
+                    "Guaranteed",
+                ),
+                (
+                    "unlimited",
+                    json!([{"limits": {"cpu": "1", "memory": "1Gi"}}, {}]),
+                    "Burstable",
+                ),
+                ("cpu-only", json!([{"limits": {"cpu": "1"}}]), "Burstable"),
+            ]
+            .into_iter()
+            .flat_map(|(name, resources, class)| {
+                let containers: Vec<Value> = resources
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .enumerate()
+                    .map(
+                        |(i, r)| json!({"name": format!("c{i}"), "image": "app:1", "resources": r}),
+                    )
+                    .collect();
+                [
+                    post(
+                        PODS,
+                        json!({"metadata": {"name": name}, "spec": {
+                            "schedulerName": "kclient-differential-none",
+                            "containers": containers}}),
+                    )
+                    .names(),
+                    patch(
+                        &pod_path(name),
+                        JSON_PATCH,
+                        json!([{"op": "test", "path": "/status/qosClass", "value": class}]),
+                    )
+                    .outcome(),
+                ]
+            })
+            .collect(),
+        ),
+        case(
             "pods: a Pod in its grace period outlasts its last finalizer",
             vec![
                 held_pod("a"),
