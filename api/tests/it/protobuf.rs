@@ -68,7 +68,7 @@ fn a_codec_refuses_an_envelope_of_another_kind() {
             .decode_list(&encode("v1", "PodList", &list))
             .unwrap()
             .items,
-        [pod.clone()]
+        list.items
     );
     let e = codec
         .decode_list(&encode("v1", "ConfigMapList", &list))
