@@ -508,11 +508,14 @@ async fn next_failure(events: &mut UnboundedReceiver<Event>) -> Cause {
 }
 
 /// The health probe server's routes: `/healthz[/...]` and `/readyz[/...]`, each handed the
-/// path after its prefix (controller-runtime's `http.StripPrefix` under a `ServeMux`).
+/// path after its prefix (controller-runtime's `http.StripPrefix` under a `ServeMux`). The
+/// path is percent-decoded first, as Go's `URL.Path` is, so `/readyz/my%20check` asks for the
+/// check named `my check`.
 fn probe_route(healthz: Arc<ProbeHandler>, readyz: Arc<ProbeHandler>) -> Route {
     Arc::new(move |path: String, query: Option<String>| {
         let (healthz, readyz) = (Arc::clone(&healthz), Arc::clone(&readyz));
         async move {
+            let path = percent_encoding::percent_decode_str(&path).decode_utf8_lossy();
             let (handler, rest) = if let Some(rest) = strip_endpoint(&path, "/healthz") {
                 (healthz, rest)
             } else if let Some(rest) = strip_endpoint(&path, "/readyz") {

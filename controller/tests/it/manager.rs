@@ -377,6 +377,8 @@ async fn readyz_fails_until_the_caches_sync_then_passes() {
     );
     assert_eq!(get(addr, "/readyz/informer-sync").await.2, "ok");
     assert_eq!(get(addr, "/readyz/custom/").await.2, "ok");
+    // The path is percent-decoded, as Go's URL.Path is: %63 is `c`.
+    assert_eq!(get(addr, "/readyz/%63ustom").await.2, "ok");
     assert_eq!(get(addr, "/readyz/nope").await.0, 404);
     assert_eq!(get(addr, "/healthz/alive").await.2, "ok");
     assert_eq!(
