@@ -227,10 +227,12 @@
 //!    `orphan` and `foregroundDeletion` finalizers removed, the owner gone unless it is a
 //!    Pod in its grace period) instead of
 //!    shortly after it, and only deletions trigger it (an object seeded with an owner that
-//!    never existed stays); deleting a Namespace deletes its content and the namespace at
-//!    once (the namespace controller's work; also when a finalizer or a propagation policy
-//!    holds the namespace, which then stays Terminating until its finalizers go, and without
-//!    waiting for the content's own finalizers); a CRD is Established as soon as it is
+//!    never existed stays); deleting a Namespace deletes its content at once as the
+//!    namespace controller does (content that finalizers or a Pod's grace period hold is
+//!    marked and stays, and keeps the namespace Terminating, with `spec.finalizers`, until it
+//!    goes), and the namespace as soon as its content and its own finalizers are gone (the
+//!    controller's `NamespaceContentRemaining` and other status conditions are not written);
+//!    a CRD is Established as soon as it is
 //!    created, and deleting one deletes its objects at once (an event each, their own
 //!    finalizers not waited for) and ends their watches.
 //!    No other controller runs (no ReplicaSets for Deployments, no Pods for ReplicaSets, no

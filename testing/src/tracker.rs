@@ -460,13 +460,30 @@ fn finalizers(obj: &Value) -> Vec<String> {
 
 /// Whether `stored` goes once a write leaves it without finalizers (the registry's
 /// `ShouldDeleteDuringUpdate`): its deletion was asked for and waits on nothing else. A Pod
-/// in its grace period (`deletionGracePeriodSeconds` above 0) still waits for its kubelet.
+/// in its grace period (`deletionGracePeriodSeconds` above 0) still waits for its kubelet, a
+/// Namespace with `spec.finalizers` for the namespace controller to remove its content
+/// (`ShouldDeleteNamespaceDuringUpdate`).
 fn goes_without_finalizers(stored: &Value) -> bool {
     !meta(stored)["deletionTimestamp"].is_null()
         && meta(stored)["deletionGracePeriodSeconds"]
             .as_i64()
             .unwrap_or(0)
             == 0
+        && !(is_namespace_object(stored) && !namespace_spec_finalizers(stored).is_empty())
+}
+
+/// Whether `object` is a v1 Namespace.
+fn is_namespace_object(object: &Value) -> bool {
+    object["apiVersion"] == "v1" && object["kind"] == "Namespace"
+}
+
+/// A Namespace's `spec.finalizers`: what the namespace controller must do before it goes
+/// (`kubernetes`: delete its content).
+fn namespace_spec_finalizers(namespace: &Value) -> Vec<&str> {
+    namespace["spec"]["finalizers"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 pub(crate) fn event_line(kind: &str, object: &Value) -> Bytes {
@@ -659,6 +676,7 @@ impl ObjectTracker {
             meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
             state.emit(&key, Change::Deleted, Some(old), obj);
         }
+        self.finish_namespaces(&mut state);
         // Dropping a watcher's sender ends its stream.
         state.watchers.retain(|w| w.key != key);
     }
@@ -1318,6 +1336,7 @@ impl ObjectTracker {
                 meta(&existing)["resourceVersion"].clone(),
             );
             self.collect_dependents_of(&mut state, &last);
+            self.finish_namespaces(&mut state);
         } else {
             state.bucket(&key).insert(id, new.clone());
             state.emit(&key, Change::Modified, Some(existing), new.clone());
@@ -1549,6 +1568,7 @@ impl ObjectTracker {
         } else {
             self.finish_deletion_of(&mut state, &answer);
         }
+        self.finish_namespaces(&mut state);
         // The answer is the object as this request left it, before the collector ran.
         Ok((answer, gone))
     }
@@ -1628,6 +1648,10 @@ impl ObjectTracker {
             return Ok((gone, true));
         }
         let is_namespace = r.group.is_empty() && r.kind == "Namespace";
+        if is_namespace && fins.is_empty() && !meta(&existing)["deletionTimestamp"].is_null() {
+            // Already Terminating: the server answers with the namespace as it is.
+            return Ok((existing, false));
+        }
         if is_namespace && fins.is_empty() {
             // The server marks the namespace Terminating and answers with it; the namespace
             // controller then deletes the content and the namespace. The fake does that work
@@ -1637,22 +1661,16 @@ impl ObjectTracker {
             terminating["status"] = json!({"phase": "Terminating"});
             let rv = state.next_rv();
             meta_mut(&mut terminating).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.bucket(&key).insert(id, terminating.clone());
             state.emit(
                 &key,
                 Change::Modified,
                 Some(existing.clone()),
                 terminating.clone(),
             );
-            delete_namespace_content(state, name);
-            let mut gone = terminating.clone();
-            meta_mut(&mut gone).remove("finalizers");
-            if let Some(spec) = gone.get_mut("spec").and_then(Value::as_object_mut) {
-                spec.remove("finalizers");
-            }
-            state.bucket(&key).remove(&id);
-            let rv = state.next_rv();
-            meta_mut(&mut gone).insert("resourceVersion".into(), json!(rv.to_string()));
-            state.emit(&key, Change::Deleted, Some(terminating.clone()), gone);
+            // `finish_namespaces`, after this delete, deletes the namespace once its content
+            // is gone: at once unless a finalizer or a Pod's grace period holds some of it.
+            self.delete_namespace_content(state, name);
             return Ok((terminating, false));
         }
         if !fins.is_empty() {
@@ -1660,7 +1678,7 @@ impl ObjectTracker {
             if is_namespace {
                 // Finalizers keep the namespace, Terminating, but not its content: the
                 // namespace controller deletes that whatever holds the namespace itself.
-                delete_namespace_content(state, name);
+                self.delete_namespace_content(state, name);
                 new["status"] = json!({"phase": "Terminating"});
             }
             {
@@ -1923,27 +1941,101 @@ fn default_propagation(info: &ResourceInfo) -> DefaultPropagation {
     }
 }
 
-/// Deletes every object in the namespace `namespace` at once, with a DELETED event each: the
-/// namespace controller's work when its namespace is deleted.
-fn delete_namespace_content(state: &mut State, namespace: &str) {
-    let keys: Vec<Key> = state.objects.keys().cloned().collect();
-    for k in keys {
-        let ids: Vec<(String, String)> = state
+/// The names of the objects of `bucket` in the namespace `namespace`.
+fn names_in_namespace(bucket: &BTreeMap<(String, String), Value>, namespace: &str) -> Vec<String> {
+    bucket
+        .range((namespace.to_string(), String::new())..)
+        .take_while(|((ns, _), _)| ns == namespace)
+        .map(|((_, name), _)| name.clone())
+        .collect()
+}
+
+/// Whether anything is stored in the namespace `namespace`.
+fn has_content(state: &State, namespace: &str) -> bool {
+    state.objects.values().any(|bucket| {
+        bucket
+            .range((namespace.to_string(), String::new())..)
+            .next()
+            .is_some_and(|((ns, _), _)| ns == namespace)
+    })
+}
+
+impl ObjectTracker {
+    /// Deletes every object in the namespace `namespace` as the namespace controller does,
+    /// with the `Background` propagation policy (its `deleteCollection`): an object goes at
+    /// once with a DELETED event, unless finalizers or a Pod's grace period hold it, which
+    /// then stays, marked for deletion, and holds the namespace in `Terminating` until it
+    /// goes ([`finish_namespaces`](Self::finish_namespaces)).
+    fn delete_namespace_content(&self, state: &mut State, namespace: &str) {
+        let request = DeleteRequest {
+            propagation: Some("Background".into()),
+            ..DeleteRequest::default()
+        };
+        let keys: Vec<Key> = state.objects.keys().cloned().collect();
+        for k in keys {
+            let Ok(info) = self.info(&k.0, &k.1, &k.2) else {
+                continue;
+            };
+            let names = state
+                .objects
+                .get(&k)
+                .map(|b| names_in_namespace(b, namespace))
+                .unwrap_or_default();
+            for name in names {
+                // NotFound: a cascade of an earlier delete took it already.
+                match self.delete_locked(state, &info, namespace, &name, &request) {
+                    Ok((answer, true)) => self.collect_dependents_of(state, &answer),
+                    Ok((answer, false)) => self.finish_deletion_of(state, &answer),
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+
+    /// The namespace controller's last step, for each namespace being deleted whose content
+    /// has gone: takes `kubernetes` off its `spec.finalizers` (the `finalize` subresource's
+    /// write), and the namespace goes with that write when no finalizer is left (a MODIFIED
+    /// event otherwise, and it goes when the last of its `metadata.finalizers` does).
+    fn finish_namespaces(&self, state: &mut State) {
+        let key: Key = (String::new(), "v1".into(), "namespaces".into());
+        let done: Vec<(String, String)> = state
             .objects
-            .get(&k)
-            .map(|b| {
-                b.keys()
-                    .filter(|(ns, _)| ns == namespace)
-                    .cloned()
-                    .collect()
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .filter(|(_, ns)| {
+                !meta(ns)["deletionTimestamp"].is_null()
+                    && namespace_spec_finalizers(ns).contains(&"kubernetes")
             })
-            .unwrap_or_default();
-        for item in ids {
-            if let Some(mut obj) = state.bucket(&k).remove(&item) {
-                let old = obj.clone();
-                let rv = state.next_rv();
-                meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
-                state.emit(&k, Change::Deleted, Some(old), obj);
+            .map(|(id, _)| id.clone())
+            .filter(|(_, name)| !has_content(state, name))
+            .collect();
+        for id in done {
+            let Some(existing) = state.objects.get(&key).and_then(|b| b.get(&id)).cloned() else {
+                continue;
+            };
+            let mut new = existing.clone();
+            let left: Vec<String> = namespace_spec_finalizers(&existing)
+                .into_iter()
+                .filter(|f| *f != "kubernetes")
+                .map(str::to_string)
+                .collect();
+            if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+                if left.is_empty() {
+                    spec.remove("finalizers");
+                } else {
+                    spec.insert("finalizers".into(), json!(left));
+                }
+            }
+            let rv = state.next_rv();
+            meta_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
+            if left.is_empty() && finalizers(&new).is_empty() {
+                state.bucket(&key).remove(&id);
+                state.emit(&key, Change::Deleted, Some(existing), new.clone());
+                self.collect_dependents_of(state, &new);
+            } else {
+                state.bucket(&key).insert(id, new.clone());
+                state.emit(&key, Change::Modified, Some(existing), new);
             }
         }
     }

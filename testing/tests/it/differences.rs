@@ -242,8 +242,9 @@ async fn garbage_collection_is_done_when_the_delete_returns() {
     }
 }
 
-/// 4b. Deleting a namespace in the fake deletes its content and the namespace at once (the
-/// server answers Terminating too, and its namespace controller finishes later).
+/// 4b. Deleting a namespace in the fake deletes its content and the namespace at once when
+/// nothing holds them (the server answers Terminating too, and its namespace controller
+/// finishes later).
 #[tokio::test]
 async fn a_namespace_deletion_completes_at_once_in_the_fake() {
     let fake = Fake::new();
@@ -274,6 +275,100 @@ async fn a_namespace_deletion_completes_at_once_in_the_fake() {
             .list_values("", "v1", "configmaps", "gone")
             .is_empty()
     );
+}
+
+/// 4b, what does not differ: content that finalizers hold is marked for deletion and stays,
+/// and holds its namespace in `Terminating` (with `spec.finalizers` still `kubernetes`, a
+/// second delete answered as the server answers it, new content refused) until the last
+/// finalizer goes; then the namespace goes too. The server gets there later, so its states
+/// are polled until they equal the fake's.
+#[tokio::test(flavor = "multi_thread")]
+async fn content_finalizers_hold_a_deleted_namespace_on_both() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name().to_string();
+    let path = cms(&ns);
+    let ns_path = format!("/api/v1/namespaces/{ns}");
+    let namespace_state = |got: Result<Value, kclient_rest::Error>| match got {
+        Ok(n) => json!({"phase": n["status"]["phase"],
+            "deleting": n["metadata"]["deletionTimestamp"].is_string(),
+            "spec": n["spec"], "finalizers": n["metadata"]["finalizers"]}),
+        Err(e) => json!({"error": e.code()}),
+    };
+    let outcome = |got: Result<Value, kclient_rest::Error>| match got {
+        Ok(_) => json!("ok"),
+        Err(e) => json!({"error": e.code()}),
+    };
+    let mut seen: [Vec<Value>; 2] = Default::default();
+    for (i, client) in [&b.fake, &b.real].into_iter().enumerate() {
+        let is_fake = i == 0;
+        post(client, &path, json!({"metadata": {"name": "plain"}})).await;
+        post(
+            client,
+            &path,
+            json!({"metadata": {"name": "held", "finalizers": ["kclient.dev/hold"]}}),
+        )
+        .await;
+        let answer = client.delete().abs_path(&ns_path).send::<Value>().await;
+        seen[i].push(namespace_state(answer));
+        let content = if is_fake {
+            owners_and_finalizers(client, &path).await
+        } else {
+            converge(client, &path, &json!(seen[0][1])).await
+        };
+        seen[i].push(json!(content));
+        let get = client.get().abs_path(&ns_path).send::<Value>().await;
+        let marked_at = get.as_ref().ok().map(|n| n["metadata"].clone());
+        seen[i].push(namespace_state(get));
+        // A second delete changes nothing: the namespace is answered as it is.
+        let again = client.delete().abs_path(&ns_path).send::<Value>().await;
+        if let (Ok(again), Some(marked)) = (&again, &marked_at) {
+            assert_eq!(
+                again["metadata"]["deletionTimestamp"], marked["deletionTimestamp"],
+                "fake: {is_fake}"
+            );
+            if is_fake {
+                assert_eq!(
+                    again["metadata"]["resourceVersion"],
+                    marked["resourceVersion"]
+                );
+            }
+        }
+        seen[i].push(outcome(again));
+        let create = client
+            .post()
+            .abs_path(&path)
+            .json(&json!({"metadata": {"name": "late"}}))
+            .send::<Value>()
+            .await;
+        seen[i].push(outcome(create));
+        let _: Value = client
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .abs_path(&format!("{path}/held"))
+            .json(&json!({"metadata": {"finalizers": null}}))
+            .send()
+            .await
+            .unwrap();
+        let mut gone = json!(null);
+        for _ in 0..if is_fake { 1 } else { 600 } {
+            gone = namespace_state(client.get().abs_path(&ns_path).send::<Value>().await);
+            if gone == json!({"error": 404}) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        seen[i].push(gone);
+    }
+    let [fake, real] = seen;
+    assert_eq!(real, fake, "[real, fake]");
+    // What the fake does, spelled out.
+    assert_eq!(
+        fake[1],
+        json!([{"name": "held", "owners": [], "finalizers": ["kclient.dev/hold"],
+            "deleting": true}])
+    );
+    assert_eq!(fake[2]["spec"], json!({"finalizers": ["kubernetes"]}));
+    assert_eq!(fake[5], json!({"error": 404}));
 }
 
 /// 4c. Garbage collection again, for a Pod on a node deleted with the Orphan policy: the
