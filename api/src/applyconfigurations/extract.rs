@@ -160,32 +160,49 @@ pub fn extract_fields(value: &Value, set: &Value) -> Value {
 }
 
 /// What the schema says about the value being walked: the fields of the struct it is (empty
-/// when unknown or not a struct) and, for a struct field, the field's own metadata.
+/// when unknown or not a struct), for a struct field the field's own metadata, and whether
+/// `fields` is a struct's whole table (a struct's table lists only the members with patch
+/// metadata or a struct inside; a member it does not list holds a scalar, a list of scalars
+/// or a map of scalars, such as `labels` or a ConfigMap's `data`).
 #[derive(Clone, Copy)]
 struct Node {
     fields: &'static [FieldMeta],
     field: Option<&'static FieldMeta>,
+    known_struct: bool,
 }
+
+/// The metadata of a struct's member that its table does not list: none, so that it is what
+/// Go's types are without metadata (a map granular, a list atomic).
+static UNLISTED: FieldMeta = FieldMeta::plain("");
 
 impl Node {
     const UNKNOWN: Node = Node {
         fields: &[],
         field: None,
+        known_struct: false,
     };
 
     fn of<K: PatchMeta>() -> Node {
         Node {
             fields: K::patch_fields(),
             field: None,
+            known_struct: true,
         }
     }
 
-    /// The field `name` of this struct.
+    /// The field `name` of this struct (or, in a map of structs, the value at key `name`,
+    /// which is read as a member the struct's table does not list).
     fn member(self, name: &str) -> Node {
         match self.fields.iter().find(|f| f.name == name) {
             Some(f) => Node {
                 fields: f.nested(),
                 field: Some(f),
+                known_struct: f.fields.is_some(),
+            },
+            None if self.known_struct => Node {
+                fields: &[],
+                field: Some(&UNLISTED),
+                known_struct: false,
             },
             None => Node::UNKNOWN,
         }
@@ -196,19 +213,20 @@ impl Node {
         Node {
             fields: self.fields,
             field: None,
+            known_struct: self.known_struct,
         }
     }
 
-    /// Whether `value`, owned as a leaf, is a granular struct, map-list or set: owning it as
-    /// a leaf means its manager applied it empty (had it applied members, its set would name
-    /// them), so the members it holds now are other managers'. Atomic values, scalars, list
-    /// elements and whatever the schema does not describe are owned whole.
+    /// Whether `value`, owned as a leaf, is a granular struct, map, map-list or set: owning
+    /// it as a leaf means its manager applied it empty (had it applied members, its set would
+    /// name them), so the members it holds now are other managers'. Atomic values, scalars,
+    /// list elements and whatever the schema does not describe are owned whole.
     fn leaf_is_granular(self, value: &Value) -> bool {
         let Some(f) = self.field else {
             return false;
         };
         match value {
-            Value::Object(_) => f.fields.is_some() && f.map_type != Some("atomic"),
+            Value::Object(_) => f.map_type != Some("atomic"),
             Value::Array(_) => matches!(f.list_type, Some("map" | "set")),
             _ => false,
         }
@@ -579,8 +597,9 @@ mod tests {
                 "ports": [],
                 "tags": [],
                 "args": ["x"],
-                // Not in the schema: owned whole.
-                "nested": {"unknown": 1},
+                // A member the struct's table does not list holds scalars; a map of them is
+                // granular, as Go's maps are without metadata.
+                "nested": {},
             })
         );
         // The whole spec as a leaf: a granular struct, extracted empty.

@@ -590,3 +590,59 @@ async fn applying_a_scale_configuration() {
         .unwrap_err();
     assert!(unmanaged.is_invalid_request(), "{unmanaged}");
 }
+
+/// A map applied empty (`data: {}`, `labels: {}`) is owned as a leaf; extracting it gives the
+/// map empty, not with the keys another manager wrote, so that applying the extracted
+/// configuration back leaves those keys to their manager alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_map_applied_empty_is_extracted_empty() {
+    use kclient_api::applyconfigurations::core::v1::{config_map, extract_config_map};
+    use kclient_api::core::v1::ConfigMap;
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    config_maps
+        .apply(
+            &config_map("maps", ns.name())
+                .with_data([("a", "1")])
+                .with_labels([("x", "y")]),
+            &PatchOptions::apply("other"),
+        )
+        .await
+        .unwrap();
+    let mut empty = config_map("maps", ns.name());
+    empty.data = Some(Default::default());
+    empty.metadata.as_mut().unwrap().labels = Some(Default::default());
+    let both = config_maps
+        .apply(&empty, &PatchOptions::apply("me"))
+        .await
+        .unwrap();
+    let mine = |cm: &ConfigMap| {
+        to_json(cm)["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == "me")
+            .map(|e| e["fieldsV1"].clone())
+    };
+    let owned = mine(&both).expect("me's entry");
+    assert_eq!(
+        owned,
+        json!({"f:data": {}, "f:metadata": {"f:labels": {}}}),
+        "the server owns an empty map as a leaf"
+    );
+    assert_eq!(to_json(&both)["data"], json!({"a": "1"}));
+
+    let extracted = extract_config_map(&both, "me").unwrap();
+    assert_eq!(extracted, empty);
+    let reapplied = config_maps
+        .apply(&extracted, &PatchOptions::apply("me"))
+        .await
+        .unwrap();
+    assert_eq!(
+        mine(&reapplied),
+        Some(owned),
+        "me owns none of other's keys"
+    );
+}
