@@ -115,9 +115,10 @@ pub fn extract_into<K: Serialize + PatchMeta, A: DeserializeOwned>(
             ),
             source: None,
         })?;
-        // An empty (or `null`) set owns nothing, as structured-merge-diff reads it; only below
-        // the top is `{}` a leaf owned whole.
-        if set.as_object().is_none_or(Map::is_empty) {
+        // An empty (or `null`) set owns nothing, as structured-merge-diff reads it, and so does
+        // one that names only the object itself (`{".": {}}`, which no server writes); only
+        // below the top is `{}` a leaf owned whole.
+        if set.as_object().is_none_or(|m| m.keys().all(|k| k == ".")) {
             continue;
         }
         merge(&mut owned, extract_node(&value, &set, Node::of::<K>()));
@@ -507,6 +508,7 @@ mod tests {
         });
         assert_eq!(extract("{}").unwrap(), name_only);
         assert_eq!(extract("null").unwrap(), name_only);
+        assert_eq!(extract(r#"{".": {}}"#).unwrap(), name_only);
         let mut a_only = name_only.clone();
         a_only["data"] = json!({"a": "1"});
         assert_eq!(extract(r#"{"f:data": {"f:a": null}}"#).unwrap(), a_only);
