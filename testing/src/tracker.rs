@@ -469,7 +469,7 @@ fn goes_without_finalizers(stored: &Value) -> bool {
             .as_i64()
             .unwrap_or(0)
             == 0
-        && !(is_namespace_object(stored) && !namespace_spec_finalizers(stored).is_empty())
+        && (!is_namespace_object(stored) || namespace_spec_finalizers(stored).is_empty())
 }
 
 /// Whether `object` is a v1 Namespace.
