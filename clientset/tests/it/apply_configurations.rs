@@ -23,7 +23,12 @@ use crate::to_json;
 
 /// The `fieldsV1` of `manager`'s entry with `operation` and `subresource` (`""` for none), or
 /// `None` when it has no such entry.
-fn fields_of(obj: &Deployment, manager: &str, operation: &str, subresource: &str) -> Option<Value> {
+fn fields_of<K: serde::Serialize>(
+    obj: &K,
+    manager: &str,
+    operation: &str,
+    subresource: &str,
+) -> Option<Value> {
     to_json(obj)["metadata"]["managedFields"]
         .as_array()
         .expect("managedFields")
@@ -618,14 +623,7 @@ async fn a_map_applied_empty_is_extracted_empty() {
         .apply(&empty, &PatchOptions::apply("me"))
         .await
         .unwrap();
-    let mine = |cm: &ConfigMap| {
-        to_json(cm)["metadata"]["managedFields"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["manager"] == "me")
-            .map(|e| e["fieldsV1"].clone())
-    };
+    let mine = |cm: &ConfigMap| fields_of(cm, "me", "Apply", "");
     let owned = mine(&both).expect("me's entry");
     assert_eq!(
         owned,

@@ -162,6 +162,17 @@ async fn owners_and_finalizers(client: &Client, path: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Removes every finalizer of the object at `path`.
+async fn release(client: &Client, path: &str) {
+    let _: Value = client
+        .patch(kclient_apimachinery::PatchType::Merge)
+        .abs_path(path)
+        .json(&json!({"metadata": {"finalizers": null}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("releasing {path}: {e}"));
+}
+
 /// Polls the real server until the ConfigMaps of `path` look like `want` (its garbage
 /// collector works asynchronously); returns what it saw last.
 async fn converge(client: &Client, path: &str, want: &Value) -> Vec<Value> {
@@ -217,13 +228,7 @@ async fn garbage_collection_is_done_when_the_delete_returns() {
                 converge(client, &path, &fake_states[0]).await
             };
             // The last finalizer goes: what waited for it follows.
-            let _: Value = client
-                .patch(kclient_apimachinery::PatchType::Merge)
-                .abs_path(&format!("{path}/held"))
-                .json(&json!({"metadata": {"finalizers": null}}))
-                .send()
-                .await
-                .unwrap();
+            release(client, &format!("{path}/held")).await;
             let after_release = if is_fake {
                 owners_and_finalizers(client, &path).await
             } else {
@@ -342,13 +347,7 @@ async fn content_finalizers_hold_a_deleted_namespace_on_both() {
             .send::<Value>()
             .await;
         seen[i].push(outcome(create));
-        let _: Value = client
-            .patch(kclient_apimachinery::PatchType::Merge)
-            .abs_path(&format!("{path}/held"))
-            .json(&json!({"metadata": {"finalizers": null}}))
-            .send()
-            .await
-            .unwrap();
+        release(client, &format!("{path}/held")).await;
         let mut gone = json!(null);
         for _ in 0..if is_fake { 1 } else { 600 } {
             gone = namespace_state(client.get().abs_path(&ns_path).send::<Value>().await);
