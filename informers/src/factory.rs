@@ -169,6 +169,11 @@ pub struct SharedInformerFactory {
     custom_resync: HashMap<GroupVersionResource, Duration>,
     cancel: CancellationToken,
     state: Mutex<State>,
+    /// Held while an informer is looked up and, when missing, made: a constructor runs at
+    /// most once per informer, as client-go's `InformerFor` runs `newFunc` under its lock.
+    /// Reentrant, so that a constructor may ask this factory for another informer on its
+    /// thread; held apart from `state`, so that `start` and `shutdown` do not wait for it.
+    making: parking_lot::ReentrantMutex<()>,
     /// The tasks [`shutdown`](Self::shutdown) has taken and not yet seen end. A shutdown holds
     /// this lock while it waits for them, so a concurrent call waits too; a call dropped
     /// midway leaves the rest here for the next.
@@ -204,6 +209,7 @@ impl SharedInformerFactory {
                 types: HashMap::new(),
                 shut_down: false,
             }),
+            making: parking_lot::ReentrantMutex::new(()),
             stopping: tokio::sync::Mutex::new(Vec::new()),
         }
     }
@@ -529,8 +535,8 @@ impl SharedInformerFactory {
     }
 
     /// The informer under `key`, or the one `make` returns, stored under `key`. `make` runs
-    /// without the factory's lock held (it may be a caller's constructor); if another caller
-    /// stored an informer meanwhile, that one wins and is returned.
+    /// under `making`, not under the state's lock (it may be a caller's constructor, which
+    /// may ask for other informers), so it runs at most once per key.
     fn get_or_make<K: Object>(
         &self,
         key: InformerKey,
@@ -538,6 +544,7 @@ impl SharedInformerFactory {
         typed: Option<MakeTyped>,
         make: impl FnOnce(Duration) -> SharedIndexInformer<K>,
     ) -> SharedIndexInformer<K> {
+        let _making = self.making.lock();
         if let Some(found) = self.find::<K>(&key) {
             return found;
         }
@@ -882,6 +889,48 @@ mod tests {
         });
         assert!(!*called.lock());
         assert!(same(&first, &again, "y"));
+    }
+
+    #[test]
+    fn a_constructor_runs_once_when_two_threads_ask_at_once() {
+        let f = Arc::new(factory());
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let askers: Vec<_> = (0..2)
+            .map(|_| {
+                let (f, calls, barrier) =
+                    (Arc::clone(&f), Arc::clone(&calls), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    f.informer_for::<Widget>(move |_, _| {
+                        calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(200));
+                        unreachable_informer()
+                    })
+                })
+            })
+            .collect();
+        let got: Vec<_> = askers.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(same(&got[0], &got[1], "x"));
+    }
+
+    #[test]
+    fn a_constructor_may_ask_its_factory_for_another_informer() {
+        let f = Arc::new(factory());
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let inner = Arc::clone(&f);
+        std::thread::spawn(move || {
+            let _ = f.informer_for::<Widget>(move |_, _| {
+                let dynamic = inner.for_resource(&widgets());
+                let _ = done_tx.send(dynamic.is_ok());
+                unreachable_informer()
+            });
+        });
+        let made = done
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the constructor's own request finished (no deadlock)");
+        assert!(made, "the dynamic informer was made");
     }
 
     fn unreachable_informer() -> SharedIndexInformer<Widget> {
