@@ -8,9 +8,11 @@
 //! Cancelling the elector releases the lease when the configuration says
 //! `release_on_cancel`; the manager cancels it only once its leader runnables have stopped.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use kclient_cache::CancellationToken;
 use kclient_tools::{HealthzAdaptor, LeaderElectionConfig, LeaderElector};
 use tokio::sync::mpsc::UnboundedSender;
@@ -77,8 +79,18 @@ impl Election {
         let elector = Arc::clone(&self.elector);
         let cancelled = electing.clone();
         let task = tokio::spawn(async move {
-            elector.run(cancelled.clone()).await;
-            if !cancelled.is_cancelled() {
+            // A panic (in the `on_new_leader` callback, or a custom lock) ends the elector: no
+            // one renews the lease any more, so it counts as the lease lost.
+            let outcome = AssertUnwindSafe(elector.run(cancelled.clone()))
+                .catch_unwind()
+                .await;
+            if let Err(panic) = &outcome {
+                tracing::error!(
+                    panic = %kclient_flowcontrol::panic_message(&**panic),
+                    "the leader elector panicked; leadership is lost"
+                );
+            }
+            if outcome.is_err() || !cancelled.is_cancelled() {
                 let _ = events.send(Event::LeadershipLost);
             }
         });

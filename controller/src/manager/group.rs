@@ -43,17 +43,24 @@ impl RunnableGroup {
         self.token.clone()
     }
 
-    /// Starts `runnable` on its own task.
+    /// Starts `runnable` on its own task. A start function that panics before it returns
+    /// its future fails as a future that panics does.
     pub(crate) fn start(&mut self, runnable: Runnable, events: &UnboundedSender<Event>) {
         let Runnable { name, start, .. } = runnable;
-        let run = start(self.token.clone());
-        let described = name.clone();
-        self.spawn(
-            name,
-            run.map(move |r| r.map_err(|e| Error::runnable(&described, e)))
-                .boxed(),
-            events,
-        );
+        let token = self.token.clone();
+        let run = match std::panic::catch_unwind(AssertUnwindSafe(move || start(token))) {
+            Ok(run) => {
+                let described = name.clone();
+                run.map(move |r| r.map_err(|e| Error::runnable(&described, e)))
+                    .boxed()
+            }
+            Err(panic) => {
+                let failure =
+                    Error::runnable_panicked(&name, kclient_flowcontrol::panic_message(&*panic));
+                async move { Err(failure) }.boxed()
+            }
+        };
+        self.spawn(name, run, events);
     }
 
     /// Runs `run` as `name` on its own task; an error or a panic goes to `events`.

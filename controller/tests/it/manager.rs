@@ -234,6 +234,64 @@ async fn a_panicking_runnable_stops_the_manager_too() {
     assert_eq!(err.to_string(), "runnable panicking panicked: oops");
 }
 
+/// A runnable whose start function panics before it returns its future fails the manager as
+/// one whose future panics does, rather than unwinding out of `run`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runnable_panicking_as_it_starts_stops_the_manager() {
+    let s = Setup::new().await;
+    let mut manager = Manager::builder(s.factory).build().unwrap();
+    manager
+        .add(
+            Runnable::new(
+                "eager",
+                |_stop| -> std::future::Ready<Result<(), std::io::Error>> { panic!("at start") },
+            )
+            .needs_leader_election(false),
+        )
+        .unwrap();
+    let outcome = tokio::spawn(manager.run(CancellationToken::new()))
+        .await
+        .expect("run returned rather than unwinding");
+    let err = outcome.unwrap_err();
+    assert!(err.is_runnable(), "{err}");
+    assert_eq!(err.to_string(), "runnable eager panicked: at start");
+}
+
+/// An elector that panics (here in the `on_new_leader` callback, on seeing the lease stolen)
+/// renews nothing any more: the manager takes it as the lease lost and stops its leader
+/// runnables, rather than running them beside the new leader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_elector_that_panics_counts_as_the_lease_lost() {
+    let s = Setup::new().await;
+    let mut config = election(&s.client, s.ns.name(), "alpha", Duration::from_secs(2));
+    config.callbacks = std::mem::take(&mut config.callbacks)
+        .on_new_leader(|who| assert_eq!(who, "alpha", "a new leader"));
+    let mut manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .leader_election(config)
+    .build()
+    .unwrap();
+    let leading = Arc::new(AtomicBool::new(false));
+    let l = Arc::clone(&leading);
+    manager
+        .add(Runnable::new("leader-work", move |stop| async move {
+            l.store(true, Ordering::SeqCst);
+            stop.cancelled().await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    let run = tokio::spawn(manager.run(CancellationToken::new()));
+    eventually("leading", || leading.load(Ordering::SeqCst)).await;
+    steal_lease(&s, LEASE).await;
+    let err = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the manager did not stop within 30s of its elector's panic")
+        .unwrap()
+        .expect_err("leader election lost");
+    assert!(err.is_leader_election_lost(), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn losing_the_lease_stops_the_manager_with_leader_election_lost() {
     let s = Setup::new().await;
