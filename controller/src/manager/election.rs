@@ -10,6 +10,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -29,6 +30,9 @@ pub const DEFAULT_LEADER_HEALTHZ_TIMEOUT: Duration = Duration::from_secs(20);
 /// The elector, built (and its configuration checked) when the manager is built.
 pub(crate) struct Election {
     elector: Arc<LeaderElector>,
+    /// Set when the manager stops the elector itself: the leadership that ends then is not
+    /// lost.
+    stopping: Arc<AtomicBool>,
     /// The lease, for the error saying it was lost.
     pub(crate) lease: String,
     /// What the elector's release may take past the shutdown deadline.
@@ -40,6 +44,7 @@ pub(crate) struct Election {
 /// The elector running on its task.
 pub(crate) struct RunningElection {
     electing: CancellationToken,
+    stopping: Arc<AtomicBool>,
     task: JoinHandle<()>,
 }
 
@@ -51,11 +56,22 @@ impl Election {
         events: UnboundedSender<Event>,
     ) -> Result<Self, Error> {
         // The builder methods replace these two and keep the rest (`on_new_leader`).
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stopped_by_manager = Arc::clone(&stopping);
         config.callbacks = std::mem::take(&mut config.callbacks)
-            .on_started_leading(move |_leading| {
-                // The receiver is gone only once the manager's run is over.
+            .on_started_leading(move |leading| {
+                // The receivers are gone only once the manager's run is over.
                 let _ = events.send(Event::Leading);
-                async {}
+                let (events, stopping) = (events.clone(), Arc::clone(&stopped_by_manager));
+                // The leading token is cancelled as soon as the renewals give up, before the
+                // elector tries to release the lease (which may take up to the renew
+                // deadline): the leader runnables stop then, not once `run` has returned.
+                async move {
+                    leading.cancelled().await;
+                    if !stopping.load(Ordering::SeqCst) {
+                        let _ = events.send(Event::LeadershipLost);
+                    }
+                }
             })
             .on_stopped_leading(|| {});
         let healthz = config
@@ -67,6 +83,7 @@ impl Election {
         let elector = LeaderElector::new(config).map_err(Error::manager_leader_election)?;
         Ok(Election {
             elector: Arc::new(elector),
+            stopping,
             lease,
             renew_deadline,
             healthz,
@@ -94,7 +111,11 @@ impl Election {
                 let _ = events.send(Event::LeadershipLost);
             }
         });
-        RunningElection { electing, task }
+        RunningElection {
+            electing,
+            stopping: Arc::clone(&self.stopping),
+            task,
+        }
     }
 }
 
@@ -102,6 +123,7 @@ impl RunningElection {
     /// Cancels the elector (which releases the lease if configured to) and waits for it until
     /// `deadline`; false if it had not ended then (it is aborted).
     pub(crate) async fn stop(mut self, deadline: tokio::time::Instant) -> bool {
+        self.stopping.store(true, Ordering::SeqCst);
         self.electing.cancel();
         let ended = tokio::time::timeout_at(deadline, &mut self.task)
             .await
@@ -117,6 +139,7 @@ impl RunningElection {
 /// releases the lease if configured to.
 impl Drop for RunningElection {
     fn drop(&mut self) {
+        self.stopping.store(true, Ordering::SeqCst);
         self.electing.cancel();
     }
 }

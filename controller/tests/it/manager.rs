@@ -257,6 +257,127 @@ async fn a_runnable_panicking_as_it_starts_stops_the_manager() {
     assert_eq!(err.to_string(), "runnable eager panicked: at start");
 }
 
+/// A Lease lock whose calls hang (stay pending) once `hang` is set. Each hanging call, when
+/// the elector gives it up, records in `stopped_when_given_up` whether `leader_stopped` was
+/// set by then: the last one given up is the attempt to release the lease.
+struct HangingLock {
+    inner: LeaseLock,
+    hang: Arc<AtomicBool>,
+    leader_stopped: Arc<AtomicBool>,
+    stopped_when_given_up: Arc<Mutex<Option<bool>>>,
+}
+
+impl HangingLock {
+    fn hanging<T: Send + 'static>(&self) -> kclient_tools::LockFuture<'static, T> {
+        let (stopped, seen) = (
+            Arc::clone(&self.leader_stopped),
+            Arc::clone(&self.stopped_when_given_up),
+        );
+        struct GivenUp(Arc<AtomicBool>, Arc<Mutex<Option<bool>>>);
+        impl Drop for GivenUp {
+            fn drop(&mut self) {
+                *self.1.lock() = Some(self.0.load(Ordering::SeqCst));
+            }
+        }
+        Box::pin(async move {
+            let _given_up = GivenUp(stopped, seen);
+            std::future::pending().await
+        })
+    }
+}
+
+impl kclient_tools::ResourceLock for HangingLock {
+    fn get(&self) -> kclient_tools::LockFuture<'_, kclient_tools::LeaderElectionRecord> {
+        if self.hang.load(Ordering::SeqCst) {
+            return self.hanging();
+        }
+        self.inner.get()
+    }
+    fn create(
+        &self,
+        record: kclient_tools::LeaderElectionRecord,
+    ) -> kclient_tools::LockFuture<'_, ()> {
+        if self.hang.load(Ordering::SeqCst) {
+            return self.hanging();
+        }
+        self.inner.create(record)
+    }
+    fn update(
+        &self,
+        record: kclient_tools::LeaderElectionRecord,
+    ) -> kclient_tools::LockFuture<'_, ()> {
+        if self.hang.load(Ordering::SeqCst) {
+            return self.hanging();
+        }
+        self.inner.update(record)
+    }
+    fn identity(&self) -> &str {
+        self.inner.identity()
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+/// The renewals give up when the API hangs: the leader runnables stop at once, before the
+/// elector's attempt to release the lease (which hangs too, up to the renew deadline) ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leader_runnables_stop_when_the_renewals_give_up_not_after_the_release() {
+    let s = Setup::new().await;
+    let hang = Arc::new(AtomicBool::new(false));
+    let leader_stopped = Arc::new(AtomicBool::new(false));
+    let stopped_when_given_up = Arc::new(Mutex::new(None));
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    let lock = HangingLock {
+        inner: LeaseLock::new(leases, LEASE, "alpha"),
+        hang: Arc::clone(&hang),
+        leader_stopped: Arc::clone(&leader_stopped),
+        stopped_when_given_up: Arc::clone(&stopped_when_given_up),
+    };
+    let config = LeaderElectionConfig::new(lock, LeaderCallbacks::new())
+        .lease_duration(Duration::from_secs(4))
+        .renew_deadline(Duration::from_secs(2))
+        .retry_period(Duration::from_millis(300))
+        .release_on_cancel(true);
+    let mut manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .leader_election(config)
+    .build()
+    .unwrap();
+    let leading = Arc::new(AtomicBool::new(false));
+    let (l, st) = (Arc::clone(&leading), Arc::clone(&leader_stopped));
+    manager
+        .add(Runnable::new("leader-work", move |_stop| async move {
+            l.store(true, Ordering::SeqCst);
+            struct Flag(Arc<AtomicBool>);
+            impl Drop for Flag {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+            let _flag = Flag(st);
+            std::future::pending::<()>().await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    let run = tokio::spawn(manager.run(CancellationToken::new()));
+    eventually("leading", || leading.load(Ordering::SeqCst)).await;
+    hang.store(true, Ordering::SeqCst);
+    let err = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the manager did not stop within 30s")
+        .unwrap()
+        .expect_err("leader election lost");
+    assert!(err.is_leader_election_lost(), "{err}");
+    assert!(leader_stopped.load(Ordering::SeqCst));
+    assert_eq!(
+        *stopped_when_given_up.lock(),
+        Some(true),
+        "the leader runnable stopped before the release attempt was given up"
+    );
+}
+
 /// An elector that panics (here in the `on_new_leader` callback, on seeing the lease stolen)
 /// renews nothing any more: the manager takes it as the lease lost and stops its leader
 /// runnables, rather than running them beside the new leader.
