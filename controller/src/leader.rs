@@ -13,7 +13,10 @@
 //! future instead cancels the elector with it, so the lease is released then too.
 
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+use futures_util::FutureExt as _;
 
 use kclient_apimachinery::Object;
 use kclient_cache::CancellationToken;
@@ -29,6 +32,8 @@ pub(crate) struct Election {
     elector: Arc<LeaderElector>,
     /// Each won leadership, as a token cancelled when it ends.
     leaderships: mpsc::UnboundedReceiver<CancellationToken>,
+    /// How long to wait before competing again after the elector panicked.
+    retry_period: std::time::Duration,
 }
 
 impl Election {
@@ -46,11 +51,13 @@ impl Election {
             })
             .on_stopped_leading(|| {});
         config.release_on_cancel = true;
+        let retry_period = config.retry_period;
         let elector =
             LeaderElector::new(config).map_err(|e| Error::leader_election(controller, e))?;
         Ok(Election {
             elector: Arc::new(elector),
             leaderships,
+            retry_period,
         })
     }
 }
@@ -69,6 +76,7 @@ where
     let Election {
         elector,
         mut leaderships,
+        retry_period,
     } = election;
     let electing = CancellationToken::new();
     // Should this future be dropped before it returns (a `select!`, a timeout, an aborted
@@ -79,10 +87,25 @@ where
         let (elector, electing) = (Arc::clone(&elector), electing.clone());
         let name = runtime.name.clone();
         async move {
-            // `run` returns when leadership is lost (compete again) or when cancelled.
+            // `run` returns when leadership is lost (compete again) or when cancelled. A panic
+            // (an `on_new_leader` callback, a custom lock) ends that run as a lost leadership
+            // does: the leading token is cancelled as it unwinds, and the controller competes
+            // again after a retry period, rather than idling for good with no elector.
             while !electing.is_cancelled() {
-                elector.run(electing.clone()).await;
-                if !electing.is_cancelled() {
+                let outcome = AssertUnwindSafe(elector.run(electing.clone()))
+                    .catch_unwind()
+                    .await;
+                if let Err(panic) = &outcome {
+                    tracing::error!(
+                        controller = %name,
+                        panic = %kclient_flowcontrol::panic_message(&**panic),
+                        "the leader elector panicked; competing again"
+                    );
+                    tokio::select! {
+                        _ = electing.cancelled() => {}
+                        _ = tokio::time::sleep(retry_period) => {}
+                    }
+                } else if !electing.is_cancelled() {
                     tracing::warn!(controller = %name, "lost leadership; competing again");
                 }
             }
@@ -115,7 +138,7 @@ where
     }
 
     electing.cancel();
-    // The elector task only awaits the elector; it cannot panic on its own.
+    // The elector task catches the elector's panics; it cannot panic on its own.
     let _ = election.await;
     Ok(())
 }

@@ -236,6 +236,86 @@ async fn a_leader_that_loses_its_lease_stops_reconciling_and_competes_again() {
     run.await.unwrap().unwrap();
 }
 
+/// A Lease lock whose next `get` or `update` panics once `panic_once` is set.
+struct PanickingLock {
+    inner: LeaseLock,
+    panic_once: Arc<AtomicBool>,
+}
+
+impl kclient_tools::ResourceLock for PanickingLock {
+    fn get(&self) -> kclient_tools::LockFuture<'_, kclient_tools::LeaderElectionRecord> {
+        assert!(
+            !self.panic_once.swap(false, Ordering::SeqCst),
+            "the lock broke"
+        );
+        self.inner.get()
+    }
+    fn create(
+        &self,
+        record: kclient_tools::LeaderElectionRecord,
+    ) -> kclient_tools::LockFuture<'_, ()> {
+        self.inner.create(record)
+    }
+    fn update(
+        &self,
+        record: kclient_tools::LeaderElectionRecord,
+    ) -> kclient_tools::LockFuture<'_, ()> {
+        assert!(!self.panic_once.swap(false, Ordering::SeqCst), "the lock broke");
+        self.inner.update(record)
+    }
+    fn identity(&self) -> &str {
+        self.inner.identity()
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+/// An elector that panics (here its lock, while renewing) is run again: the controller
+/// stops reconciling, competes again and leads again, rather than idling for good with no
+/// elector.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_whose_elector_panics_competes_again() {
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let count = Arc::new(AtomicUsize::new(0));
+    let panic_once = Arc::new(AtomicBool::new(false));
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    let mut config = LeaderElectionConfig::new(
+        PanickingLock {
+            inner: LeaseLock::new(leases, "controller-test", "alpha"),
+            panic_once: Arc::clone(&panic_once),
+        },
+        LeaderCallbacks::new(),
+    );
+    config.lease_duration = Duration::from_secs(2);
+    config.renew_deadline = Duration::from_secs(1);
+    config.retry_period = Duration::from_millis(300);
+    let controller = ControllerBuilder::new("elector-panic-test", &s.factory)
+        .for_::<ConfigMap>()
+        .leader_election(config)
+        .reconcile(|_cm: Arc<ConfigMap>, count: Arc<AtomicUsize>| async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(Action::requeue_after(Duration::from_millis(20)))
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&count), shutdown.clone()));
+    eventually("reconciles while leading", || {
+        count.load(Ordering::SeqCst) >= 5
+    })
+    .await;
+    panic_once.store(true, Ordering::SeqCst);
+    eventually("the lock panicked", || !panic_once.load(Ordering::SeqCst)).await;
+    let after = count.load(Ordering::SeqCst);
+    eventually("reconciles after winning the lease again", || {
+        count.load(Ordering::SeqCst) > after + 50
+    })
+    .await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
 /// Whether a reconcile started, and whether its future was dropped (cancelled).
 #[derive(Default)]
 struct Stuck {
