@@ -260,7 +260,10 @@ impl kclient_tools::ResourceLock for PanickingLock {
         &self,
         record: kclient_tools::LeaderElectionRecord,
     ) -> kclient_tools::LockFuture<'_, ()> {
-        assert!(!self.panic_once.swap(false, Ordering::SeqCst), "the lock broke");
+        assert!(
+            !self.panic_once.swap(false, Ordering::SeqCst),
+            "the lock broke"
+        );
         self.inner.update(record)
     }
     fn identity(&self) -> &str {
