@@ -679,11 +679,16 @@ fn container_dir(env: &TestEnv, uid: &str) -> PathBuf {
     env.data_dir().join("kubelet/pods").join(uid).join("main")
 }
 
-/// Runs `sh -c script` in container `main` of `pod` with `kubectl exec`, expecting exit code 0.
+/// Runs `sh -c script` in container `main` of `pod` with `kubectl exec`, once, expecting exit
+/// code 0.
+///
+/// Once: these scripts leave processes running, so a second run (what [`crate::pods::run`]
+/// does after kubectl lost output to its own race) would leave two, and the tests count them.
+/// They read no output, which is all that race loses.
 async fn exec_ok(env: &TestEnv, namespace: &str, pod: &str, script: &str) {
     let mut command = crate::pods::kubectl_exec(env, namespace, pod, false);
     command.args(["sh", "-c", script]);
-    let (code, _, stderr) = crate::pods::run(command, None).await;
+    let (code, _, stderr) = crate::pods::run_once(&mut command, None).await;
     assert_eq!(code, 0, "{script}: {stderr}");
 }
 

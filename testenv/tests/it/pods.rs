@@ -53,7 +53,8 @@ const KUBECTL_EXEC_RACE: &str = "Unknown stream id";
 /// How many times [`run`] tries a kubectl that lost a message to its own race.
 const KUBECTL_EXEC_ATTEMPTS: usize = 5;
 
-async fn run_once(command: &mut Command, stdin: Option<&[u8]>) -> (i32, String, String) {
+/// Runs a kubectl command once to its end, as [`run`] does, without making it again.
+pub(crate) async fn run_once(command: &mut Command, stdin: Option<&[u8]>) -> (i32, String, String) {
     command
         .stdin(if stdin.is_some() {
             Stdio::piped()
