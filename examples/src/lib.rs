@@ -12,21 +12,16 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use kclient::cache::CancellationToken;
 //! use kclient::kubernetes::Clientset;
 //! use kclient_examples::{NetworkController, NetworkControllerOptions, install_crd};
 //! use kclient::rest::{Client, Config};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // SIGINT or SIGTERM stops gracefully; a second one exits at once.
+//! let shutdown = kclient::signal::shutdown_on_signal();
 //! let client = Client::new(Config::infer()?)?;
 //! install_crd(&Clientset::new(client.clone()), Duration::from_secs(30)).await?;
 //! let controller = NetworkController::new(client, NetworkControllerOptions::default())?;
-//! let shutdown = CancellationToken::new();
-//! let stopper = shutdown.clone();
-//! tokio::spawn(async move {
-//!     let _ = tokio::signal::ctrl_c().await;
-//!     stopper.cancel();
-//! });
 //! controller.run(shutdown).await?;
 //! # Ok(()) }
 //! ```

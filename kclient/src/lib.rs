@@ -114,27 +114,45 @@
 //!         .delete_func(move |deleted: DeletedObject<ConfigMap>| on_delete.add(deleted.key())),
 //! )?;
 //! factory.start();
-//! factory.wait_for_cache_sync().await;
+//! // A signal while the caches sync (a server that cannot be reached) stops the wait too.
+//! let synced = tokio::select! {
+//!     synced = factory.wait_for_cache_sync_all() => synced,
+//!     () = shutdown.cancelled() => false,
+//! };
+//! if !synced {
+//!     factory.shutdown().await;
+//!     return Err("the caches did not sync".into());
+//! }
 //!
 //! let worker_queue = queue.clone();
 //! let worker = tokio::spawn(async move {
 //!     while let Some(key) = worker_queue.get().await {
-//!         let (namespace, name) = split_meta_namespace_key(&key)?;
+//!         let Ok((namespace, name)) = split_meta_namespace_key(&key) else {
+//!             // A key no handler makes: nothing to retry.
+//!             worker_queue.forget(&key);
+//!             worker_queue.done(&key);
+//!             continue;
+//!         };
 //!         match lister.namespace(namespace.unwrap_or_default()).get(name) {
 //!             Ok(cm) => println!("reconcile {key}: {} entries", cm.data.as_ref().map_or(0, |d| d.len())),
 //!             Err(e) if e.is_not_found() => println!("{key} is gone"),
-//!             Err(e) => return Err(e.into()),
+//!             Err(e) => {
+//!                 // Retried later, with the rate limiter's backoff; every `get` needs its `done`.
+//!                 eprintln!("{key}: {e}");
+//!                 worker_queue.add_rate_limited(key.clone());
+//!                 worker_queue.done(&key);
+//!                 continue;
+//!             }
 //!         }
 //!         worker_queue.forget(&key);
 //!         worker_queue.done(&key);
 //!     }
-//!     Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
 //! });
 //!
 //! shutdown.cancelled().await;
 //! queue.shut_down();
 //! factory.shutdown().await;
-//! worker.await?.map_err(|e| e.to_string())?;
+//! worker.await?;
 //! # Ok(()) }
 //! ```
 

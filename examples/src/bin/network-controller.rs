@@ -29,7 +29,6 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kclient::cache::CancellationToken;
 use kclient::kubernetes::Clientset;
 use kclient::rest::{Client, Config};
 use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
@@ -112,15 +111,8 @@ async fn run(args: ControllerArgs) -> Result<(), Box<dyn std::error::Error>> {
         workers,
         ..NetworkControllerOptions::default()
     };
-    let shutdown = CancellationToken::new();
-    tokio::spawn({
-        let shutdown = shutdown.clone();
-        async move {
-            wait_for_signal().await;
-            tracing::info!("signal received");
-            shutdown.cancel();
-        }
-    });
+    // SIGINT or SIGTERM stops gracefully; a second one exits at once.
+    let shutdown = kclient::signal::shutdown_on_signal();
     let mut controller = NetworkController::new(client.clone(), options.clone())?;
     if args.leader_elect {
         controller = controller.with_leader_election(leader_election(client, &options));
@@ -166,27 +158,4 @@ fn leader_election(client: Client, options: &NetworkControllerOptions) -> Leader
         LeaderElectionConfig::new(lock, LeaderCallbacks::new()).release_on_cancel(true);
     config.name = CONTROLLER_NAME.to_owned();
     config
-}
-
-/// Waits for Ctrl-C or, on Unix, SIGTERM (what Kubernetes sends a pod that should stop).
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -108,15 +108,8 @@ async fn run(args: ControllerArgs) -> Result<(), Box<dyn std::error::Error>> {
         workers,
         ..NetworkControllerOptions::default()
     };
-    let shutdown = CancellationToken::new();
-    tokio::spawn({
-        let shutdown = shutdown.clone();
-        async move {
-            wait_for_signal().await;
-            tracing::info!("signal received");
-            shutdown.cancel();
-        }
-    });
+    // SIGINT or SIGTERM stops gracefully; a second one exits at once.
+    let shutdown = kclient::signal::shutdown_on_signal();
     if args.leader_elect {
         return run_with_leader_election(client, options, shutdown).await;
     }
@@ -226,27 +219,4 @@ async fn run_with_leader_election(
     tracing::info!("{identity} competing for Lease {lease_namespace}/{CONTROLLER_NAME}");
     elector.run(elector_cancel).await;
     Ok(())
-}
-
-/// Waits for Ctrl-C or, on Unix, SIGTERM (what Kubernetes sends a pod that should stop).
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
