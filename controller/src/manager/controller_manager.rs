@@ -311,13 +311,31 @@ impl Manager {
             .checked_add(graceful_shutdown_timeout)
             .unwrap_or_else(|| started + Duration::from_secs(86400 * 365 * 30));
         let mut still_running = Vec::new();
+        // Events that came while the leader runnables drained, for the log below.
+        let mut held = Vec::new();
         if matches!(cause, Cause::LeadershipLost) {
             // Another candidate may lead already: no grace for what needed the lease.
             tracing::warn!("leader election lost; cancelling the leader election runnables");
             still_running.extend(leaders.abort_and_wait(deadline).await);
         } else {
             tracing::info!("stopping and waiting for leader election runnables");
-            still_running.extend(leaders.stop_and_wait(deadline).await);
+            // The lease may be lost while they drain (the renewals give up): then another
+            // candidate may lead already, and what is left of their grace is cut short.
+            let lost = async {
+                loop {
+                    match events.recv().await {
+                        Some(Event::LeadershipLost) => break,
+                        Some(event) => held.push(event),
+                        // The manager holds a sender: never.
+                        None => std::future::pending().await,
+                    }
+                }
+                tracing::error!(
+                    "leader election lost while the leader election runnables stopped; \
+                     cancelling them"
+                );
+            };
+            still_running.extend(leaders.stop_and_wait_unless(deadline, lost).await);
         }
         if let (Some(running), Some(election)) = (running_election, &election) {
             tracing::info!(lease = %election.lease, "stopping the leader election");
@@ -345,8 +363,19 @@ impl Manager {
         // What failed after the stop began is logged only, as controller-runtime does.
         drop(events_tx);
         while let Ok(event) = events.try_recv() {
-            if let Event::Failed(e) = event {
-                tracing::error!(error = %e, "error received after the stop sequence was engaged");
+            held.push(event);
+        }
+        for event in held {
+            match event {
+                Event::Failed(e) => {
+                    tracing::error!(error = %e, "error received after the stop sequence was engaged");
+                }
+                Event::LeadershipLost => {
+                    tracing::warn!(
+                        "leader election lost after the leader election runnables stopped"
+                    );
+                }
+                Event::Leading => {}
             }
         }
         if graceful_shutdown_timeout.is_zero() {

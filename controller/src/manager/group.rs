@@ -109,6 +109,27 @@ impl RunnableGroup {
         still_running
     }
 
+    /// [`stop_and_wait`](Self::stop_and_wait), except that once `abort` completes, the
+    /// runnables still running are aborted at once (cancelled at their next `.await`) rather
+    /// than given the rest of their grace.
+    pub(crate) async fn stop_and_wait_unless(
+        &mut self,
+        deadline: Instant,
+        abort: impl Future<Output = ()>,
+    ) -> Vec<String> {
+        let handles: Vec<_> = self.tasks.iter().map(|(_, h)| h.abort_handle()).collect();
+        let wait = self.stop_and_wait(deadline);
+        tokio::pin!(wait, abort);
+        tokio::select! {
+            still_running = &mut wait => return still_running,
+            () = &mut abort => {}
+        }
+        for handle in handles {
+            handle.abort();
+        }
+        wait.await
+    }
+
     /// Cancels the group's token and aborts its runnables at once (cancelled at their next
     /// `.await`), then waits for them until `deadline`; returns those that had not ended then.
     pub(crate) async fn abort_and_wait(&mut self, deadline: Instant) -> Vec<String> {

@@ -85,7 +85,9 @@
 //!   have stopped instead of after the whole process wound down. The rest keeps the order.
 //! - **Lost lease.** controller-runtime skips the graceful shutdown (its process exits). Here
 //!   the leader runnables are aborted at once, but the other runnables, caches and servers
-//!   still stop gracefully: `run` returns to the program, which decides to exit.
+//!   still stop gracefully: `run` returns to the program, which decides to exit. A lease
+//!   lost while a requested stop drains the leader runnables cuts their grace short the same
+//!   way (logged as an error; `run` still answers for the stop that was asked for).
 //! - **Panics** in a runnable are errors that stop the manager, as returned errors do (in Go
 //!   a panicking goroutine ends the process).
 //! - **No `Add` after start.** [`Manager::run`] takes the manager, so everything is added

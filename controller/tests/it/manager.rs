@@ -378,6 +378,63 @@ async fn leader_runnables_stop_when_the_renewals_give_up_not_after_the_release()
     );
 }
 
+/// A stop was asked for, and a leader runnable takes its grace (here it ignores its token); the
+/// lease is lost meanwhile (the renewals give up when the API hangs). Another candidate may
+/// lead then: the runnable is aborted at once, not left running for the rest of the graceful
+/// shutdown timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_lost_while_the_leader_runnables_drain_cuts_their_grace_short() {
+    let s = Setup::new().await;
+    let hang = Arc::new(AtomicBool::new(false));
+    let leader_stopped = Arc::new(AtomicBool::new(false));
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    let lock = HangingLock {
+        inner: LeaseLock::new(leases, LEASE, "alpha"),
+        hang: Arc::clone(&hang),
+        leader_stopped: Arc::clone(&leader_stopped),
+        stopped_when_given_up: Arc::new(Mutex::new(None)),
+    };
+    let config = LeaderElectionConfig::new(lock, LeaderCallbacks::new())
+        .lease_duration(Duration::from_secs(4))
+        .renew_deadline(Duration::from_secs(2))
+        .retry_period(Duration::from_millis(300));
+    let mut manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .leader_election(config)
+    .graceful_shutdown_timeout(Duration::from_secs(120))
+    .build()
+    .unwrap();
+    let leading = Arc::new(AtomicBool::new(false));
+    let (l, st) = (Arc::clone(&leading), Arc::clone(&leader_stopped));
+    manager
+        .add(Runnable::new("slow-leader-work", move |_stop| async move {
+            l.store(true, Ordering::SeqCst);
+            struct Flag(Arc<AtomicBool>);
+            impl Drop for Flag {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+            let _flag = Flag(st);
+            std::future::pending::<()>().await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    eventually("leading", || leading.load(Ordering::SeqCst)).await;
+    shutdown.cancel();
+    hang.store(true, Ordering::SeqCst);
+    let result = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the manager did not stop within 30s: the leader runnable kept its grace")
+        .unwrap();
+    assert!(leader_stopped.load(Ordering::SeqCst));
+    // The lease lost is logged; `run` answers for the stop that was asked for.
+    assert!(result.is_ok(), "{result:?}");
+}
+
 /// An elector that panics (here in the `on_new_leader` callback, on seeing the lease stolen)
 /// renews nothing any more: the manager takes it as the lease lost and stops its leader
 /// runnables, rather than running them beside the new leader.
