@@ -18,7 +18,7 @@ use crate::tombstone::DeletedObject;
 ///
 /// `on_update` is also called, with `old` and `new` the same object version, on a periodic
 /// resync and when a relist finds an object unchanged.
-pub trait ResourceEventHandler<K>: Send + 'static {
+pub trait ResourceEventHandler<K: ?Sized>: Send + 'static {
     /// An object entered the cache. `is_in_initial_list` is true for objects of the first list
     /// (and for the replay a handler added late receives).
     fn on_add(&mut self, obj: &Arc<K>, is_in_initial_list: bool);
@@ -28,7 +28,7 @@ pub trait ResourceEventHandler<K>: Send + 'static {
     fn on_delete(&mut self, obj: DeletedObject<K>);
 }
 
-impl<K: 'static> ResourceEventHandler<K> for Box<dyn ResourceEventHandler<K>> {
+impl<K: ?Sized + 'static> ResourceEventHandler<K> for Box<dyn ResourceEventHandler<K>> {
     fn on_add(&mut self, obj: &Arc<K>, is_in_initial_list: bool) {
         (**self).on_add(obj, is_in_initial_list);
     }
@@ -64,13 +64,13 @@ type DeleteFn<K> = Box<dyn FnMut(DeletedObject<K>) + Send>;
 ///     .delete_func(|deleted| println!("deleted {}", deleted.key()));
 /// # let _ = handler;
 /// ```
-pub struct ResourceEventHandlerFuncs<K> {
+pub struct ResourceEventHandlerFuncs<K: ?Sized> {
     add: Option<AddFn<K>>,
     update: Option<UpdateFn<K>>,
     delete: Option<DeleteFn<K>>,
 }
 
-impl<K> Default for ResourceEventHandlerFuncs<K> {
+impl<K: ?Sized> Default for ResourceEventHandlerFuncs<K> {
     fn default() -> Self {
         ResourceEventHandlerFuncs {
             add: None,
@@ -80,7 +80,7 @@ impl<K> Default for ResourceEventHandlerFuncs<K> {
     }
 }
 
-impl<K> ResourceEventHandlerFuncs<K> {
+impl<K: ?Sized> ResourceEventHandlerFuncs<K> {
     /// A handler that ignores every event until closures are set.
     pub fn new() -> Self {
         Self::default()
@@ -105,7 +105,7 @@ impl<K> ResourceEventHandlerFuncs<K> {
     }
 }
 
-impl<K: 'static> ResourceEventHandler<K> for ResourceEventHandlerFuncs<K> {
+impl<K: ?Sized + 'static> ResourceEventHandler<K> for ResourceEventHandlerFuncs<K> {
     fn on_add(&mut self, obj: &Arc<K>, is_in_initial_list: bool) {
         if let Some(f) = &mut self.add {
             f(obj, is_in_initial_list);
@@ -123,7 +123,7 @@ impl<K: 'static> ResourceEventHandler<K> for ResourceEventHandlerFuncs<K> {
     }
 }
 
-impl<K> std::fmt::Debug for ResourceEventHandlerFuncs<K> {
+impl<K: ?Sized> std::fmt::Debug for ResourceEventHandlerFuncs<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceEventHandlerFuncs")
             .field("add", &self.add.is_some())
@@ -172,12 +172,12 @@ impl<K> std::fmt::Debug for ResourceEventHandlerFuncs<K> {
 /// assert_eq!(rx.try_recv().unwrap(), "web-0");
 /// assert!(rx.try_recv().is_err());
 /// ```
-pub struct FilteringResourceEventHandler<K, H> {
+pub struct FilteringResourceEventHandler<K: ?Sized, H> {
     filter: Box<dyn Fn(&K) -> bool + Send>,
     handler: H,
 }
 
-impl<K, H: ResourceEventHandler<K>> FilteringResourceEventHandler<K, H> {
+impl<K: ?Sized, H: ResourceEventHandler<K>> FilteringResourceEventHandler<K, H> {
     /// Wraps `handler` so it sees only objects for which `filter` returns true.
     pub fn new(filter: impl Fn(&K) -> bool + Send + 'static, handler: H) -> Self {
         FilteringResourceEventHandler {
@@ -187,7 +187,7 @@ impl<K, H: ResourceEventHandler<K>> FilteringResourceEventHandler<K, H> {
     }
 }
 
-impl<K: 'static, H: ResourceEventHandler<K>> ResourceEventHandler<K>
+impl<K: ?Sized + 'static, H: ResourceEventHandler<K>> ResourceEventHandler<K>
     for FilteringResourceEventHandler<K, H>
 {
     fn on_add(&mut self, obj: &Arc<K>, is_in_initial_list: bool) {
@@ -218,7 +218,7 @@ impl<K: 'static, H: ResourceEventHandler<K>> ResourceEventHandler<K>
     }
 }
 
-impl<K, H> std::fmt::Debug for FilteringResourceEventHandler<K, H> {
+impl<K: ?Sized, H> std::fmt::Debug for FilteringResourceEventHandler<K, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FilteringResourceEventHandler")
             .finish_non_exhaustive()

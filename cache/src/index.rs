@@ -41,9 +41,9 @@ pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 /// let cache = Indexer::new(indexers);
 /// # let _ = cache;
 /// ```
-pub struct Indexers<K>(HashMap<String, IndexFunc<K>>);
+pub struct Indexers<K: ?Sized>(HashMap<String, IndexFunc<K>>);
 
-impl<K> Indexers<K> {
+impl<K: ?Sized> Indexers<K> {
     /// No index functions.
     pub fn new() -> Self {
         Indexers(HashMap::new())
@@ -70,19 +70,19 @@ impl<K> Indexers<K> {
     }
 }
 
-impl<K> Default for Indexers<K> {
+impl<K: ?Sized> Default for Indexers<K> {
     fn default() -> Self {
         Indexers::new()
     }
 }
 
-impl<K> Clone for Indexers<K> {
+impl<K: ?Sized> Clone for Indexers<K> {
     fn clone(&self) -> Self {
         Indexers(self.0.clone())
     }
 }
 
-impl<K> std::fmt::Debug for Indexers<K> {
+impl<K: ?Sized> std::fmt::Debug for Indexers<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut names: Vec<&str> = self.0.keys().map(String::as_str).collect();
         names.sort_unstable();
@@ -90,20 +90,20 @@ impl<K> std::fmt::Debug for Indexers<K> {
     }
 }
 
-impl<K> std::ops::Deref for Indexers<K> {
+impl<K: ?Sized> std::ops::Deref for Indexers<K> {
     type Target = HashMap<String, IndexFunc<K>>;
     fn deref(&self) -> &Self::Target {
         &self.0
     }
 }
 
-impl<K> std::ops::DerefMut for Indexers<K> {
+impl<K: ?Sized> std::ops::DerefMut for Indexers<K> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.0
     }
 }
 
-impl<K> From<HashMap<String, IndexFunc<K>>> for Indexers<K> {
+impl<K: ?Sized> From<HashMap<String, IndexFunc<K>>> for Indexers<K> {
     fn from(map: HashMap<String, IndexFunc<K>>) -> Self {
         Indexers(map)
     }

@@ -15,14 +15,14 @@ use crate::object_key::object_key;
 /// A tombstone: the object under `key` was deleted while the watch was down, and `obj` is the
 /// last state the cache held for it (the newest queued one, else the stored one, else none).
 #[derive(Debug)]
-pub struct DeletedFinalStateUnknown<K> {
+pub struct DeletedFinalStateUnknown<K: ?Sized> {
     /// The store key (`namespace/name` or `name`) of the deleted object.
     pub key: String,
     /// The last known state of the object, possibly stale; `None` if the cache never had it.
     pub obj: Option<Arc<K>>,
 }
 
-impl<K> Clone for DeletedFinalStateUnknown<K> {
+impl<K: ?Sized> Clone for DeletedFinalStateUnknown<K> {
     fn clone(&self) -> Self {
         DeletedFinalStateUnknown {
             key: self.key.clone(),
@@ -33,14 +33,14 @@ impl<K> Clone for DeletedFinalStateUnknown<K> {
 
 /// The payload of a delete: the object as last seen, or a tombstone.
 #[derive(Debug)]
-pub enum DeletedObject<K> {
+pub enum DeletedObject<K: ?Sized> {
     /// The object from the DELETE watch event (its final state).
     Object(Arc<K>),
     /// The delete was inferred from a relist; the final state is unknown.
     Tombstone(DeletedFinalStateUnknown<K>),
 }
 
-impl<K> Clone for DeletedObject<K> {
+impl<K: ?Sized> Clone for DeletedObject<K> {
     fn clone(&self) -> Self {
         match self {
             DeletedObject::Object(obj) => DeletedObject::Object(Arc::clone(obj)),
@@ -49,7 +49,7 @@ impl<K> Clone for DeletedObject<K> {
     }
 }
 
-impl<K: Object> DeletedObject<K> {
+impl<K: Object + ?Sized> DeletedObject<K> {
     /// The default store key (`namespace/name`) of the deleted object, or a tombstone's key as
     /// recorded. A pipeline whose `DeltaFIFO` has a key function of its own keys objects with
     /// its `key_of` instead.
@@ -61,7 +61,7 @@ impl<K: Object> DeletedObject<K> {
     }
 }
 
-impl<K> DeletedObject<K> {
+impl<K: ?Sized> DeletedObject<K> {
     /// The last known state: the object itself, or the tombstone's object if it has one.
     pub fn object(&self) -> Option<&Arc<K>> {
         match self {

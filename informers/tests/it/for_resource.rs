@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use kclient_api::core::v1::{ConfigMap, PodTemplate};
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::{ApiResource, GroupVersionResource, Object, Resource, Selector};
-use kclient_cache::SharedIndexInformer;
+use kclient_apimachinery::{
+    ApiResource, GroupVersionKind, GroupVersionResource, Object, Resource, Selector,
+};
+use kclient_cache::{DeletedObject, Indexers, ResourceEventHandlerFuncs, SharedIndexInformer};
 use kclient_informers::{
     InformerOptions, Representation, SharedInformerFactory, new_list_watch_from_client,
 };
@@ -477,4 +479,191 @@ async fn informer_with_tweak_and_indexer_and_informer_for_with_a_constructor() {
 
     factory.shutdown().await;
     factory_b.shutdown().await;
+}
+
+/// What a handler added through a [`GenericInformer`](kclient_informers::GenericInformer) saw,
+/// one line per event.
+fn recording_handler(
+    events: tokio::sync::mpsc::UnboundedSender<String>,
+) -> ResourceEventHandlerFuncs<dyn Object> {
+    let (adds, updates) = (events.clone(), events.clone());
+    ResourceEventHandlerFuncs::<dyn Object>::new()
+        .add_func(move |obj: &Arc<dyn Object>, initial| {
+            let _ = adds.send(format!("add {} initial={initial}", obj.name()));
+        })
+        .update_func(move |old: &Arc<dyn Object>, new: &Arc<dyn Object>| {
+            let labels = |o: &Arc<dyn Object>| o.labels().get("app").unwrap_or("").to_owned();
+            let _ = updates.send(format!(
+                "update {} app {} -> {}",
+                new.name(),
+                labels(old),
+                labels(new)
+            ));
+        })
+        .delete_func(move |deleted: DeletedObject<dyn Object>| {
+            let _ = events.send(format!(
+                "delete {} tombstone={}",
+                deleted.key(),
+                deleted.is_tombstone()
+            ));
+        })
+}
+
+/// The next event a recording handler saw, failing the test after 30 s.
+async fn next_event(events: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
+    tokio::time::timeout(Duration::from_secs(30), events.recv())
+        .await
+        .expect("no event within 30s")
+        .expect("the handler is gone")
+}
+
+fn names(objects: Vec<Arc<dyn Object>>) -> Vec<String> {
+    let mut names: Vec<String> = objects.iter().map(|o| o.name().to_owned()).collect();
+    names.sort();
+    names
+}
+
+/// Handlers and index functions added through a `GenericInformer` see the objects as
+/// `dyn Object`, whether the informer underneath is typed (configmaps, a built-in type) or
+/// dynamic (a custom resource without a Rust type): the replay of what the cache held when the
+/// handler joined, adds, updates and deletes as they happen, index lookups that follow the
+/// changes, and nothing more once the handler is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_and_indexers_added_through_a_generic_informer_see_dyn_objects() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    ensure_crd(&client, "Sprocket", "sprockets").await;
+    let factory =
+        SharedInformerFactory::new(client.clone(), Duration::ZERO).with_namespace(ns.name());
+    let configmaps_gvr = GroupVersionResource::new("", "v1", "configmaps");
+    // The body of a new object of `gvr` (whose kind is `kind`).
+    let object = |gvr: &GroupVersionResource, kind: &str, name: &str, app: Option<&str>| {
+        let api_version = GroupVersionKind::new(&gvr.group, &gvr.version, kind).api_version();
+        let mut body = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
+        if let Some(app) = app {
+            body["metadata"]["labels"] = json!({ "app": app });
+        }
+        body
+    };
+    let sprockets = ApiResource::new(
+        &GroupVersionKind::new("h14.kclient.test", "v1", "Sprocket"),
+        "sprockets",
+        true,
+    );
+    let cases = [
+        (
+            configmaps_gvr.clone(),
+            "ConfigMap",
+            factory.for_resource(&configmaps_gvr).unwrap(),
+            Representation::Typed,
+        ),
+        (
+            sprockets.gvr(),
+            "Sprocket",
+            factory.for_api_resource(&sprockets),
+            Representation::Dynamic,
+        ),
+    ];
+    for (gvr, kind, generic, representation) in &cases {
+        assert_eq!(generic.representation(), *representation, "{gvr}");
+        generic
+            .add_indexers(Indexers::new().with("by-app", |o: &dyn Object| {
+                o.labels()
+                    .get("app")
+                    .map(|app| vec![app.to_owned()])
+                    .unwrap_or_default()
+            }))
+            .unwrap();
+        create_object(
+            &client,
+            ns.name(),
+            gvr,
+            object(gvr, kind, "first", Some("a")),
+        )
+        .await;
+    }
+    factory.start();
+    assert!(factory.wait_for_cache_sync_all().await);
+
+    for (gvr, kind, generic, _) in &cases {
+        let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+        let registration = generic.add_event_handler(recording_handler(tx)).unwrap();
+        // Joined after the sync: what the cache holds is replayed as initial adds.
+        assert_eq!(
+            next_event(&mut events).await,
+            "add first initial=true",
+            "{gvr}"
+        );
+
+        create_object(
+            &client,
+            ns.name(),
+            gvr,
+            object(gvr, kind, "second", Some("a")),
+        )
+        .await;
+        assert_eq!(
+            next_event(&mut events).await,
+            "add second initial=false",
+            "{gvr}"
+        );
+        assert_eq!(
+            names(generic.by_index("by-app", "a").unwrap()),
+            ["first", "second"],
+            "{gvr}"
+        );
+
+        let _: Value = client
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .group_version(&gvr.group, &gvr.version)
+            .namespace(ns.name())
+            .resource(&gvr.resource)
+            .name("second")
+            .json(&json!({"metadata": {"labels": {"app": "b"}}}))
+            .send()
+            .await
+            .expect("patch");
+        assert_eq!(
+            next_event(&mut events).await,
+            "update second app a -> b",
+            "{gvr}"
+        );
+        assert_eq!(names(generic.by_index("by-app", "a").unwrap()), ["first"]);
+        assert_eq!(names(generic.by_index("by-app", "b").unwrap()), ["second"]);
+        let Err(missing) = generic.by_index("no-such-index", "a") else {
+            panic!("{gvr}: a lookup in an index never added found objects");
+        };
+        assert!(missing.to_string().contains("no-such-index"), "{missing}");
+
+        let _: Value = client
+            .delete()
+            .group_version(&gvr.group, &gvr.version)
+            .namespace(ns.name())
+            .resource(&gvr.resource)
+            .name("first")
+            .send()
+            .await
+            .expect("delete");
+        assert_eq!(
+            next_event(&mut events).await,
+            format!("delete {}/first tombstone=false", ns.name()),
+            "{gvr}"
+        );
+
+        // Removed: a handler added after it sees the next object, the removed one does not.
+        generic.remove_event_handler(&registration);
+        let (tx, mut sentinel) = tokio::sync::mpsc::unbounded_channel();
+        generic.add_event_handler(recording_handler(tx)).unwrap();
+        assert_eq!(next_event(&mut sentinel).await, "add second initial=true");
+        create_object(&client, ns.name(), gvr, object(gvr, kind, "third", None)).await;
+        assert_eq!(next_event(&mut sentinel).await, "add third initial=false");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            events.try_recv().ok(),
+            None,
+            "{gvr}: the removed handler got an event"
+        );
+    }
+    factory.shutdown().await;
 }
