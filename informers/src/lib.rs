@@ -11,7 +11,8 @@
 //!   [`GroupVersionResource`](kclient_apimachinery::GroupVersionResource): the same shared
 //!   informer `informer::<K>()` returns when the factory knows the resource's Rust type (asked
 //!   for or registered first, or any generated `kclient_api` type with the `registry`
-//!   feature), a dynamic one otherwise.
+//!   feature), a dynamic one otherwise. Event handlers and index functions added through it
+//!   see the objects as `dyn Object`.
 //! - [`RestListWatch`] and [`new_list_watch_from_client`]: the
 //!   [`ListerWatcher`](kclient_cache::ListerWatcher)s that connect the cache to the API server
 //!   through the REST client.
