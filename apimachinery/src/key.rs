@@ -111,6 +111,7 @@ mod tests {
         fn set_namespace(&mut self, _: &str) {}
         fn set_resource_version(&mut self, _: &str) {}
         fn set_finalizers(&mut self, _: Vec<String>) {}
+        fn clear_managed_fields(&mut self) {}
     }
 
     #[test]

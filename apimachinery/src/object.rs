@@ -129,6 +129,13 @@ pub trait Object: Send + Sync + 'static {
     /// Sets `metadata.finalizers`; an empty list removes the field, so that the object encodes
     /// without it, as Go's `omitempty` leaves it out.
     fn set_finalizers(&mut self, finalizers: Vec<String>);
+    /// Removes `metadata.managedFields` (client-go's `SetManagedFields(nil)`). The server's
+    /// record of who set which field is often the largest part of an object's metadata and a
+    /// controller's cache seldom reads it, so dropping it is the usual transform of informers
+    /// that keep many objects (controller-runtime's `TransformStripManagedFields`; see
+    /// `SharedInformerFactory::with_transform` in `kclient-informers`). A type that holds no
+    /// managed fields does nothing.
+    fn clear_managed_fields(&mut self);
 }
 
 /// An object, or a shared pointer to one: what the key and owner helpers

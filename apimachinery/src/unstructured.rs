@@ -573,6 +573,11 @@ impl Object for Unstructured {
             metadata.insert("finalizers".to_owned(), finalizers.into());
         }
     }
+    fn clear_managed_fields(&mut self) {
+        if let Some(Value::Object(metadata)) = self.object.get_mut("metadata") {
+            metadata.remove("managedFields");
+        }
+    }
 }
 
 impl From<JsonMap> for Unstructured {
@@ -1062,6 +1067,29 @@ mod tests {
         }))
         .unwrap();
         assert!(format!("{config_map:?}").contains(MARKER));
+    }
+
+    /// `clear_managed_fields` removes `metadata.managedFields` and nothing else, and adds no
+    /// `metadata` to an object without one.
+    #[test]
+    fn clear_managed_fields_removes_only_them() {
+        let mut object = Unstructured::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}]},
+        }))
+        .unwrap();
+        object.clear_managed_fields();
+        assert_eq!(
+            Value::from(object.clone()),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
+        );
+        let mut bare =
+            Unstructured::from_value(json!({"apiVersion": "v1", "kind": "List"})).unwrap();
+        bare.clear_managed_fields();
+        assert_eq!(
+            Value::from(bare),
+            json!({"apiVersion": "v1", "kind": "List"})
+        );
     }
 
     /// `kubectl apply` copies the whole Secret, data included, into its last-applied

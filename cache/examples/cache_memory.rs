@@ -75,6 +75,7 @@ impl Object for Obj {
     }
     /// This stand-in carries no finalizers (`finalizers()` is always empty).
     fn set_finalizers(&mut self, _: Vec<String>) {}
+    fn clear_managed_fields(&mut self) {}
 }
 
 const N: usize = 100_000;

@@ -95,4 +95,6 @@ impl Object for Pod {
     }
     /// This stand-in carries no finalizers (`finalizers()` is always empty).
     fn set_finalizers(&mut self, _: Vec<String>) {}
+    /// This stand-in carries no managed fields.
+    fn clear_managed_fields(&mut self) {}
 }

@@ -4,8 +4,10 @@
 //! - [`SharedInformerFactory`]: one [`SharedIndexInformer`](kclient_cache::SharedIndexInformer)
 //!   per resource and representation (a Rust type,
 //!   [`Unstructured`](kclient_apimachinery::Unstructured) objects, or metadata only), shared by
-//!   every caller, started and stopped together. Per-informer [`InformerOptions`] (tweak,
-//!   indexers, resync, a custom source) are client-go's `InformerFor`.
+//!   every caller, started and stopped together. Factory-wide options (namespace, list-option
+//!   tweak, resync, a [transform](SharedInformerFactory::with_transform) such as dropping
+//!   `managedFields`) apply to all of them; per-informer [`InformerOptions`] (tweak, indexers,
+//!   resync, a custom source) are client-go's `InformerFor`.
 //! - [`GenericInformer`] and [`GenericLister`]: what
 //!   [`for_resource`](SharedInformerFactory::for_resource) returns for a
 //!   [`GroupVersionResource`](kclient_apimachinery::GroupVersionResource): the same shared

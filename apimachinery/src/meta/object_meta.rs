@@ -111,6 +111,9 @@ impl Object for ObjectMeta {
             Some(finalizers.into_iter().map(IStr::from).collect())
         };
     }
+    fn clear_managed_fields(&mut self) {
+        self.managed_fields = None;
+    }
 }
 
 /// Implements [`Object`](crate::Object) and [`ObjectMetaAccessor`](crate::ObjectMetaAccessor)
@@ -176,6 +179,9 @@ macro_rules! impl_object {
             }
             fn set_finalizers(&mut self, finalizers: ::std::vec::Vec<::std::string::String>) {
                 $crate::Object::set_finalizers(&mut self.metadata, finalizers)
+            }
+            fn clear_managed_fields(&mut self) {
+                $crate::Object::clear_managed_fields(&mut self.metadata)
             }
         }
 

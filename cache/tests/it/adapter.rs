@@ -97,6 +97,7 @@ impl Object for ConfigMap {
     }
     /// This stand-in carries no finalizers (`finalizers()` is always empty).
     fn set_finalizers(&mut self, _: Vec<String>) {}
+    fn clear_managed_fields(&mut self) {}
 }
 
 /// A ConfigMap's protobuf form (`metadata` = 1, `data` = 2; other fields skipped), so that

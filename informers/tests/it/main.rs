@@ -5,6 +5,7 @@ mod for_resource;
 mod other_kind;
 #[cfg(feature = "protobuf")]
 mod protobuf;
+mod transform;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
