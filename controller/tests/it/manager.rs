@@ -257,6 +257,31 @@ async fn a_runnable_panicking_as_it_starts_stops_the_manager() {
     assert_eq!(err.to_string(), "runnable eager panicked: at start");
 }
 
+/// Sets its flag when dropped: tells that a runnable's future was cancelled or ended.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A runnable that sets `started` when it starts and ignores its stop token: only being
+/// aborted ends it, which sets `dropped`.
+fn deaf_runnable(
+    name: &'static str,
+    started: &Arc<AtomicBool>,
+    dropped: &Arc<AtomicBool>,
+) -> Runnable {
+    let (started, dropped) = (Arc::clone(started), Arc::clone(dropped));
+    Runnable::new(name, move |_stop| async move {
+        started.store(true, Ordering::SeqCst);
+        let _flag = SetOnDrop(dropped);
+        std::future::pending::<()>().await;
+        Ok::<_, std::io::Error>(())
+    })
+}
+
 /// A Lease lock whose calls hang (stay pending) once `hang` is set. Each hanging call, when
 /// the elector gives it up, records in `stopped_when_given_up` whether `leader_stopped` was
 /// set by then: the last one given up is the attempt to release the lease.
@@ -268,6 +293,22 @@ struct HangingLock {
 }
 
 impl HangingLock {
+    /// The lock of candidate `alpha` on the Lease [`LEASE`] in the test's namespace.
+    fn new(
+        s: &Setup,
+        hang: &Arc<AtomicBool>,
+        leader_stopped: &Arc<AtomicBool>,
+        stopped_when_given_up: &Arc<Mutex<Option<bool>>>,
+    ) -> Self {
+        let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+        Self {
+            inner: LeaseLock::new(leases, LEASE, "alpha"),
+            hang: Arc::clone(hang),
+            leader_stopped: Arc::clone(leader_stopped),
+            stopped_when_given_up: Arc::clone(stopped_when_given_up),
+        }
+    }
+
     fn hanging<T: Send + 'static>(&self) -> kclient_tools::LockFuture<'static, T> {
         let (stopped, seen) = (
             Arc::clone(&self.leader_stopped),
@@ -327,13 +368,7 @@ async fn leader_runnables_stop_when_the_renewals_give_up_not_after_the_release()
     let hang = Arc::new(AtomicBool::new(false));
     let leader_stopped = Arc::new(AtomicBool::new(false));
     let stopped_when_given_up = Arc::new(Mutex::new(None));
-    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
-    let lock = HangingLock {
-        inner: LeaseLock::new(leases, LEASE, "alpha"),
-        hang: Arc::clone(&hang),
-        leader_stopped: Arc::clone(&leader_stopped),
-        stopped_when_given_up: Arc::clone(&stopped_when_given_up),
-    };
+    let lock = HangingLock::new(&s, &hang, &leader_stopped, &stopped_when_given_up);
     let config = LeaderElectionConfig::new(lock, LeaderCallbacks::new())
         .lease_duration(Duration::from_secs(4))
         .renew_deadline(Duration::from_secs(2))
@@ -346,20 +381,8 @@ async fn leader_runnables_stop_when_the_renewals_give_up_not_after_the_release()
     .build()
     .unwrap();
     let leading = Arc::new(AtomicBool::new(false));
-    let (l, st) = (Arc::clone(&leading), Arc::clone(&leader_stopped));
     manager
-        .add(Runnable::new("leader-work", move |_stop| async move {
-            l.store(true, Ordering::SeqCst);
-            struct Flag(Arc<AtomicBool>);
-            impl Drop for Flag {
-                fn drop(&mut self) {
-                    self.0.store(true, Ordering::SeqCst);
-                }
-            }
-            let _flag = Flag(st);
-            std::future::pending::<()>().await;
-            Ok::<_, std::io::Error>(())
-        }))
+        .add(deaf_runnable("leader-work", &leading, &leader_stopped))
         .unwrap();
     let run = tokio::spawn(manager.run(CancellationToken::new()));
     eventually("leading", || leading.load(Ordering::SeqCst)).await;
@@ -387,13 +410,8 @@ async fn a_lease_lost_while_the_leader_runnables_drain_cuts_their_grace_short() 
     let s = Setup::new().await;
     let hang = Arc::new(AtomicBool::new(false));
     let leader_stopped = Arc::new(AtomicBool::new(false));
-    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
-    let lock = HangingLock {
-        inner: LeaseLock::new(leases, LEASE, "alpha"),
-        hang: Arc::clone(&hang),
-        leader_stopped: Arc::clone(&leader_stopped),
-        stopped_when_given_up: Arc::new(Mutex::new(None)),
-    };
+    let unused = Arc::new(Mutex::new(None));
+    let lock = HangingLock::new(&s, &hang, &leader_stopped, &unused);
     let config = LeaderElectionConfig::new(lock, LeaderCallbacks::new())
         .lease_duration(Duration::from_secs(4))
         .renew_deadline(Duration::from_secs(2))
@@ -406,20 +424,8 @@ async fn a_lease_lost_while_the_leader_runnables_drain_cuts_their_grace_short() 
     .build()
     .unwrap();
     let leading = Arc::new(AtomicBool::new(false));
-    let (l, st) = (Arc::clone(&leading), Arc::clone(&leader_stopped));
     manager
-        .add(Runnable::new("slow-leader-work", move |_stop| async move {
-            l.store(true, Ordering::SeqCst);
-            struct Flag(Arc<AtomicBool>);
-            impl Drop for Flag {
-                fn drop(&mut self) {
-                    self.0.store(true, Ordering::SeqCst);
-                }
-            }
-            let _flag = Flag(st);
-            std::future::pending::<()>().await;
-            Ok::<_, std::io::Error>(())
-        }))
+        .add(deaf_runnable("slow-leader-work", &leading, &leader_stopped))
         .unwrap();
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(manager.run(shutdown.clone()));
@@ -492,13 +498,7 @@ async fn losing_the_lease_stops_the_manager_with_leader_election_lost() {
         .add(Runnable::new("leader-work", move |stop| async move {
             l.store(true, Ordering::SeqCst);
             // Cancelled at its next `.await` when the lease is lost; a drop guard tells.
-            struct Flag(Arc<AtomicBool>);
-            impl Drop for Flag {
-                fn drop(&mut self) {
-                    self.0.store(true, Ordering::SeqCst);
-                }
-            }
-            let _flag = Flag(st);
+            let _flag = SetOnDrop(st);
             stop.cancelled().await;
             Ok::<_, std::io::Error>(())
         }))
@@ -818,13 +818,7 @@ async fn a_runnable_that_ignores_cancellation_makes_the_shutdown_time_out() {
     let d = Arc::clone(&dropped);
     manager
         .add(Runnable::new("stubborn", move |_stop| async move {
-            struct Flag(Arc<AtomicBool>);
-            impl Drop for Flag {
-                fn drop(&mut self) {
-                    self.0.store(true, Ordering::SeqCst);
-                }
-            }
-            let _flag = Flag(d);
+            let _flag = SetOnDrop(d);
             tokio::time::sleep(Duration::from_secs(3600)).await;
             Ok::<_, std::io::Error>(())
         }))

@@ -36,15 +36,22 @@ fn configmaps() -> ApiResource {
 }
 
 async fn create(client: &Client, ns: &str, name: &str, value: &str) {
+    let body = json!({"metadata": {"name": name}, "data": {"v": value}});
+    create_core(client, ns, "configmaps", body).await;
+}
+
+/// Creates `body`, an object of the core (`v1`) `resource`, in `ns`; panics naming the
+/// resource on an error.
+async fn create_core(client: &Client, ns: &str, resource: &str, body: Value) {
     let _: Value = client
         .post()
         .group_version("", "v1")
         .namespace(ns)
-        .resource("configmaps")
-        .json(&json!({"metadata": {"name": name}, "data": {"v": value}}))
+        .resource(resource)
+        .json(&body)
         .send()
         .await
-        .unwrap_or_else(|e| panic!("create {name}: {e}"));
+        .unwrap_or_else(|e| panic!("creating {resource}: {e}"));
 }
 
 /// The server's view: name -> (resourceVersion, data.v), from a fresh LIST.

@@ -73,25 +73,13 @@ async fn start_and_sync(factories: &[SharedInformerFactory]) {
     }
 }
 
-async fn create(client: &Client, ns: &str, resource: &str, body: Value) {
-    let _: Value = client
-        .post()
-        .group_version("", "v1")
-        .namespace(ns)
-        .resource(resource)
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("creating {resource}: {e}"));
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn protobuf_and_json_informers_hold_equal_caches() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let admin = env.client(Identity::Admin);
     for i in 0..20 {
-        create(
+        crate::create_core(
             &admin,
             ns.name(),
             "configmaps",
@@ -101,7 +89,7 @@ async fn protobuf_and_json_informers_hold_equal_caches() {
             }),
         )
         .await;
-        create(
+        crate::create_core(
             &admin,
             ns.name(),
             "secrets",
@@ -151,7 +139,7 @@ async fn protobuf_and_json_informers_hold_equal_caches() {
             .await
             .unwrap();
     }
-    create(
+    crate::create_core(
         &admin,
         ns.name(),
         "configmaps",
@@ -195,7 +183,7 @@ async fn metadata_informers_over_protobuf_equal_json_ones() {
     let ns = env.namespace().await;
     let admin = env.client(Identity::Admin);
     for i in 0..10 {
-        create(
+        crate::create_core(
             &admin,
             ns.name(),
             "configmaps",
@@ -244,7 +232,7 @@ async fn metadata_informers_over_protobuf_equal_json_ones() {
     let names = |n: usize| (0..n).map(|i| format!("m-{i:02}")).collect::<Vec<_>>();
     converge(&informers[0], &informers[1], &names(10)).await;
     // A watch event in protobuf carries the same metadata as the JSON one.
-    create(
+    crate::create_core(
         &admin,
         ns.name(),
         "configmaps",

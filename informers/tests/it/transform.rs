@@ -13,7 +13,7 @@ use kclient_informers::{RestListWatch, SharedInformerFactory};
 use kclient_rest::Client;
 use kclient_testenv::{Identity, TestEnv};
 use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::json;
 
 async fn create(client: &Client, ns: &str, resource: &str, name: &str) {
     let body = match resource {
@@ -21,15 +21,7 @@ async fn create(client: &Client, ns: &str, resource: &str, name: &str) {
             "containers": [{"name": "c", "image": "busybox"}]}}}),
         _ => json!({"metadata": {"name": name}, "data": {"v": "x"}}),
     };
-    let _: Value = client
-        .post()
-        .group_version("", "v1")
-        .namespace(ns)
-        .resource(resource)
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("create {resource}/{name}: {e}"));
+    crate::create_core(client, ns, resource, body).await;
 }
 
 fn unstructured_has_managed_fields(o: &Unstructured) -> bool {
