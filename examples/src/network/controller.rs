@@ -191,7 +191,10 @@ impl NetworkController {
     pub async fn run(&self, shutdown: CancellationToken) -> Result<(), Error> {
         let shared = &self.shared;
         let options = &shared.options;
-        let mut factory = SharedInformerFactory::new(shared.client.clone(), options.resync);
+        // The caches keep no managedFields: the controller never reads them, and they are
+        // often the largest part of an object's metadata.
+        let mut factory = SharedInformerFactory::new(shared.client.clone(), options.resync)
+            .with_transform(|object| object.clear_managed_fields());
         if let Some(namespace) = &options.namespace {
             factory = factory.with_namespace(namespace.clone());
         }
