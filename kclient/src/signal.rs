@@ -4,8 +4,10 @@
 //! controller-runtime's `manager.SetupSignalHandler`) does.
 //!
 //! On Unix both SIGINT (Ctrl-C) and SIGTERM (what Kubernetes sends a container it stops)
-//! count; elsewhere only Ctrl-C does. Handlers are installed before [`shutdown_on_signal`]
-//! returns, so a signal that arrives right after it is not lost. Once installed, a handler
+//! count; elsewhere only Ctrl-C does. On Unix the handlers are installed before
+//! [`shutdown_on_signal`] returns, so a signal that arrives right after it is not lost;
+//! elsewhere the Ctrl-C handler is installed when the listener task first runs, shortly after,
+//! and a Ctrl-C before that still ends the process the default way. Once installed, a handler
 //! replaces the default action (terminating the process) for as long as the process lives.
 //!
 //! Each call installs its own listener: calling it twice gives two tokens that the same first

@@ -91,7 +91,10 @@ enum Cause {
 
 impl Manager {
     /// A manager whose caches are `factory`'s informers (given by value, or shared as an
-    /// `Arc` with the rest of the program).
+    /// `Arc` with the rest of the program). What controller-runtime sets in the manager's
+    /// `cache.Options` is set on the factory: its namespace, resync periods, list options and
+    /// transform (`SharedInformerFactory::with_transform`, controller-runtime's
+    /// `DefaultTransform`, for instance to drop `managedFields` from every cache).
     pub fn builder(factory: impl Into<Arc<SharedInformerFactory>>) -> ManagerBuilder {
         ManagerBuilder::new(factory.into())
     }
