@@ -2,7 +2,8 @@
 //! feature `apply`), client-go's `k8s.io/client-go/applyconfigurations`: for every generated
 //! struct an `XApplyConfiguration` whose fields are all optional and of which only the set ones
 //! are serialized, `with_x` builders, a constructor per kind (`deployment(name, namespace)`),
-//! `extract_<kind>` / `extract_<kind>_status` wrappers of the hand-written extraction, and the
+//! `extract_<kind>`, `extract_<kind>_from` and one `extract_<kind>_<subresource>` per
+//! subresource the server lets a manager apply to (wrappers of the hand-written extraction), and the
 //! generated round-trip test of every configuration.
 
 use std::collections::BTreeMap;
@@ -337,29 +338,59 @@ fn emit_config(out: &mut String, model: &Model, s: &Struct) {
         out,
         "impl kclient_apimachinery::Apply for {name} {{\n    type Kind = {typed};\n    fn apply_name(&self) -> &str {{\n        self.metadata.as_ref().and_then(|m| m.name.as_deref()).unwrap_or(\"\")\n    }}\n    fn apply_body(&self) -> Result<serde_json::Value, serde_json::Error> {{\n        serde_json::to_value(self)\n    }}\n}}\n"
     );
+    let name_and_namespace = if resource.namespaced {
+        " and namespace"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "/// The fields of `obj` that `field_manager` owns through server-side apply on \
+         `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; \
+         `\"\"` for the main resource), as an apply configuration, as client-go's \
+         `Extract{kind}From`; `apiVersion`, `kind`, name{name_and_namespace} are always set.\n\
+         ///\n/// # Errors\n///\n/// When a managed-fields entry of that manager is not a valid \
+         field set.\npub fn extract_{f}_from(obj: &{typed}, field_manager: &str, subresource: &str) -> Result<{name}, crate::applyconfigurations::ExtractError> {{\n    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, subresource, {api_version:?}, {kind:?})\n}}\n"
+    );
     let _ = writeln!(
         out,
         "/// The fields of `obj` that `field_manager` owns through server-side apply (its \
          `Apply` entries of `metadata.managedFields` without a subresource), as an apply \
-         configuration, as client-go's `Extract{kind}`; `apiVersion`, `kind`, name{} are always \
+         configuration, as client-go's `Extract{kind}`; `apiVersion`, `kind`, name{name_and_namespace} are always \
          set. Change it and apply it again to keep owning exactly those fields plus the change.\n\
          ///\n/// # Errors\n///\n/// When a managed-fields entry of that manager is not a valid \
-         field set.\npub fn extract_{f}(obj: &{typed}, field_manager: &str) -> Result<{name}, crate::applyconfigurations::ExtractError> {{\n    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, \"\", {api_version:?}, {kind:?})\n}}\n",
-        if resource.namespaced {
-            " and namespace"
-        } else {
-            ""
-        }
+         field set.\npub fn extract_{f}(obj: &{typed}, field_manager: &str) -> Result<{name}, crate::applyconfigurations::ExtractError> {{\n    extract_{f}_from(obj, field_manager, \"\")\n}}\n"
     );
-    if s.fields.iter().any(|f| f.json == "status") {
+    // One wrapper per subresource the server lets a field manager apply to, as client-go's
+    // `Extract{Kind}{Subresource}`: `status` for most kinds, `scale` for the workloads,
+    // `resize` and `ephemeralcontainers` for Pods, `approval` for CertificateSigningRequests.
+    for sub in &resource.patchable_subresources {
+        let what = match sub.as_str() {
+            "status" => ": what it sent with `apply_status`.".to_string(),
+            "scale" => ": what it sent with `apply_scale`, read back as the fields of the object \
+                 (`spec.replicas`), as the server records them."
+                .to_string(),
+            _ => ".".to_string(),
+        };
+        let go_sub = upper_first(sub);
         let _ = writeln!(
             out,
-            "/// As [`extract_{f}`], for the fields `field_manager` owns through the `status` \
-             subresource (client-go's `Extract{kind}Status`): what it sent with `apply_status`.\n\
+            "/// As [`extract_{f}`], for the fields `field_manager` owns through the `{sub}` \
+             subresource (client-go's `Extract{kind}{go_sub}`){what}\n\
              ///\n/// # Errors\n///\n/// When a managed-fields entry of that manager is not a \
-             valid field set.\npub fn extract_{f}_status(obj: &{typed}, field_manager: &str) -> Result<{name}, crate::applyconfigurations::ExtractError> {{\n    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, \"status\", {api_version:?}, {kind:?})\n}}\n"
+             valid field set.\npub fn extract_{f}_{sub}(obj: &{typed}, field_manager: &str) -> Result<{name}, crate::applyconfigurations::ExtractError> {{\n    extract_{f}_from(obj, field_manager, {sub:?})\n}}\n"
         );
     }
+}
+
+/// `s` with its first letter in upper case, as Go's generator names a subresource in a
+/// function name (`ephemeralcontainers` → `Ephemeralcontainers`).
+fn upper_first(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// A `Debug` that hides what the typed struct's `Debug` hides (credential fields, the
@@ -456,8 +487,12 @@ const ROOT_HEADER: &str = r#"//! Server-side apply configurations (feature `appl
 //! - A constructor per kind, as client-go's `appsv1.Deployment(name, namespace)`:
 //!   `applyconfigurations::apps::v1::deployment("web", "default")` fills `apiVersion`, `kind`,
 //!   name and namespace (only the name for cluster-scoped kinds).
-//! - `extract_<kind>(obj, field_manager)` and `extract_<kind>_status(...)` read back what a
-//!   field manager owns, as client-go's `ExtractX`: extract, change, apply.
+//! - `extract_<kind>(obj, field_manager)` reads back what a field manager owns, as client-go's
+//!   `ExtractX`: extract, change, apply. `extract_<kind>_from(obj, field_manager, subresource)`
+//!   does so for what it applied through a subresource (client-go's `ExtractXFrom`), and a
+//!   wrapper per subresource the server lets a manager apply to names it:
+//!   `extract_deployment_status`, `extract_deployment_scale`, `extract_pod_resize`,
+//!   `extract_pod_ephemeralcontainers`, `extract_certificate_signing_request_approval`.
 //! - Each kind's configuration implements [`kclient_apimachinery::Apply`] with the typed kind
 //!   as its `Kind`, so `Api::<Deployment>::apply` takes it (and the typed object still), and
 //!   applying it through another kind's client does not compile.

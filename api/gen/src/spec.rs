@@ -11,13 +11,16 @@ use serde_json::{Map, Value};
 /// The resource table key: (group, version, kind).
 pub(crate) type Gvk = (String, String, String);
 
-/// How a kind is served: its plural resource name, whether it is namespaced, and whether the
-/// server can list and watch it (what an informer needs).
+/// How a kind is served: its plural resource name, whether it is namespaced, whether the
+/// server can list and watch it (what an informer needs), and the subresources it can patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ResourceInfo {
     pub(crate) plural: String,
     pub(crate) namespaced: bool,
     pub(crate) watchable: bool,
+    /// The subresources served with a `patch` action (`status`, `scale`, `resize`, ...):
+    /// those a field manager can apply to, so those whose managed fields can be extracted.
+    pub(crate) patchable_subresources: BTreeSet<String>,
 }
 
 /// Every schema of every document, and the resource table.
@@ -43,6 +46,7 @@ pub(crate) fn load(dir: &Path) -> Result<Spec, String> {
         documents: names.clone(),
     };
     let mut watchable = BTreeSet::new();
+    let mut patchable = BTreeSet::new();
     for name in &names {
         let path = dir.join(name);
         let text =
@@ -61,12 +65,18 @@ pub(crate) fn load(dir: &Path) -> Result<Spec, String> {
             for (p, item) in paths {
                 collect_resource(&mut spec.resources, p, item)?;
                 collect_watchable(&mut watchable, item);
+                collect_patchable_subresource(&mut patchable, p, item);
             }
         }
     }
     for (gvk, info) in &mut spec.resources {
         info.watchable = watchable.contains(&(gvk.clone(), "list"))
             && watchable.contains(&(gvk.clone(), "watch"));
+        info.patchable_subresources = patchable
+            .iter()
+            .filter(|(g, v, plural, _)| (g, v, plural) == (&gvk.0, &gvk.1, &info.plural))
+            .map(|(_, _, _, sub)| sub.clone())
+            .collect();
     }
     Ok(spec)
 }
@@ -109,6 +119,7 @@ fn collect_resource(
             plural: plural.to_string(),
             namespaced,
             watchable: false,
+            patchable_subresources: BTreeSet::new(),
         });
         if entry.plural != plural {
             return Err(format!(
@@ -119,6 +130,44 @@ fn collect_resource(
         entry.namespaced |= namespaced;
     }
     Ok(())
+}
+
+/// Records (group, version, plural, subresource) when `p` is a subresource path
+/// (`.../{plural}/{name}/{subresource}`) with a `patch` action. The group and version are
+/// the path's (`/api/v1`, `/apis/{group}/{version}`): a subresource's operations carry the
+/// kind they send (`autoscaling/v1 Scale` for `deployments/scale`), not the parent's.
+fn collect_patchable_subresource(
+    patchable: &mut BTreeSet<(String, String, String, String)>,
+    p: &str,
+    item: &Value,
+) {
+    if p.contains("/watch/") {
+        return;
+    }
+    let segments: Vec<&str> = p.trim_matches('/').split('/').collect();
+    let (group, version) = match segments.as_slice() {
+        ["api", version, ..] => ("", *version),
+        ["apis", group, version, ..] => (*group, *version),
+        _ => return,
+    };
+    let [.., plural, "{name}", sub] = segments.as_slice() else {
+        return;
+    };
+    if sub.starts_with('{') || plural.starts_with('{') {
+        return;
+    }
+    let patch = item.as_object().is_some_and(|ops| {
+        ops.values()
+            .any(|op| op.get("x-kubernetes-action").and_then(Value::as_str) == Some("patch"))
+    });
+    if patch {
+        patchable.insert((
+            group.to_string(),
+            version.to_string(),
+            (*plural).to_string(),
+            (*sub).to_string(),
+        ));
+    }
 }
 
 /// Records the kinds that a path's operations can list and watch: those with both a `list`

@@ -1,6 +1,7 @@
 //! Reading back what a field manager owns, as client-go's `ExtractX` functions do (its
 //! `managedfields.ExtractInto` over structured-merge-diff's `ExtractItems`): the generated
-//! `extract_<kind>` / `extract_<kind>_status` wrappers call [`extract_into`], which walks the
+//! `extract_<kind>`, `extract_<kind>_from` and `extract_<kind>_<subresource>` wrappers call
+//! [`extract_into`], which walks the
 //! object's JSON with the field sets of the manager's `Apply` entries in
 //! `metadata.managedFields` ([`extract_fields`]).
 //!

@@ -8,8 +8,12 @@
 //! - A constructor per kind, as client-go's `appsv1.Deployment(name, namespace)`:
 //!   `applyconfigurations::apps::v1::deployment("web", "default")` fills `apiVersion`, `kind`,
 //!   name and namespace (only the name for cluster-scoped kinds).
-//! - `extract_<kind>(obj, field_manager)` and `extract_<kind>_status(...)` read back what a
-//!   field manager owns, as client-go's `ExtractX`: extract, change, apply.
+//! - `extract_<kind>(obj, field_manager)` reads back what a field manager owns, as client-go's
+//!   `ExtractX`: extract, change, apply. `extract_<kind>_from(obj, field_manager, subresource)`
+//!   does so for what it applied through a subresource (client-go's `ExtractXFrom`), and a
+//!   wrapper per subresource the server lets a manager apply to names it:
+//!   `extract_deployment_status`, `extract_deployment_scale`, `extract_pod_resize`,
+//!   `extract_pod_ephemeralcontainers`, `extract_certificate_signing_request_approval`.
 //! - Each kind's configuration implements [`kclient_apimachinery::Apply`] with the typed kind
 //!   as its `Kind`, so `Api::<Deployment>::apply` takes it (and the typed object still), and
 //!   applying it through another kind's client does not compile.

@@ -519,6 +519,9 @@ fn fields_of_hpa(json: &Value, manager: &str) -> Value {
 #[cfg(feature = "apply")]
 #[tokio::test(flavor = "multi_thread")]
 async fn applying_a_scale_configuration() {
+    use kclient_api::applyconfigurations::apps::v1::{
+        extract_deployment_from, extract_deployment_scale,
+    };
     use kclient_api::applyconfigurations::autoscaling::v1::{ScaleSpecApplyConfiguration, scale};
 
     let env = TestEnv::connect().await;
@@ -560,6 +563,27 @@ async fn applying_a_scale_configuration() {
         Some(json!({"f:spec": {"f:replicas": {}}}))
     );
     assert!(fields_of(&read, "autoscaler", "Apply", "").is_none());
+    // Extracted, the manager's scale entry is the Deployment's `spec.replicas` (client-go's
+    // `ExtractDeploymentScale`), through the named wrapper and through `_from` alike; it owns
+    // nothing on the main resource, and the owner nothing through `scale`.
+    let replicas_only = deployment("scaled", ns.name())
+        .with_spec(DeploymentSpecApplyConfiguration::default().with_replicas(3));
+    assert_eq!(
+        extract_deployment_scale(&read, "autoscaler").unwrap(),
+        replicas_only
+    );
+    assert_eq!(
+        extract_deployment_from(&read, "autoscaler", "scale").unwrap(),
+        replicas_only
+    );
+    assert_eq!(
+        extract_deployment(&read, "autoscaler").unwrap(),
+        deployment("scaled", ns.name())
+    );
+    assert_eq!(
+        extract_deployment_scale(&read, "owner").unwrap(),
+        deployment("scaled", ns.name())
+    );
     // The owner lost the replicas, and kept the rest.
     let owner = fields_of(&read, "owner", "Apply", "").expect("the owner's entry");
     assert!(owner["f:spec"].get("f:replicas").is_none(), "{owner}");
@@ -642,5 +666,113 @@ async fn a_map_applied_empty_is_extracted_empty() {
         mine(&reapplied),
         Some(owned),
         "me owns none of other's keys"
+    );
+}
+
+/// What a manager applies through a Pod's `resize` and `ephemeralcontainers` subresources is
+/// recorded on those subresources, and `extract_pod_resize` and
+/// `extract_pod_ephemeralcontainers` (client-go's `ExtractPodResize`,
+/// `ExtractPodEphemeralcontainers`) read back exactly it, as the Pod's fields.
+#[tokio::test(flavor = "multi_thread")]
+async fn extracting_what_was_applied_through_a_pods_resize_and_ephemeralcontainers() {
+    use kclient_api::applyconfigurations::core::v1::{
+        EphemeralContainerApplyConfiguration, PodSchedulingGateApplyConfiguration,
+        ResourceRequirementsApplyConfiguration, extract_pod, extract_pod_ephemeralcontainers,
+        extract_pod_from, extract_pod_resize, pod,
+    };
+    use kclient_api::core::v1::Pod;
+    use kclient_apimachinery::meta::Quantity;
+    use kclient_clientset::Patch;
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let cpu = |request: &str, limit: &str| {
+        ResourceRequirementsApplyConfiguration::default()
+            .with_requests([("cpu", Quantity::from(request))])
+            .with_limits([("cpu", Quantity::from(limit))])
+    };
+    let container = |resources| {
+        ContainerApplyConfiguration::default()
+            .with_name("app")
+            .with_image("registry.k8s.io/pause:3.10")
+            .with_resources(resources)
+    };
+    // Held unscheduled by a gate: the server refuses to resize a Pod on a node that does not
+    // say it supports resizing, as the testenv's kwok nodes do not.
+    pods.apply(
+        &pod("resized", ns.name()).with_spec(
+            PodSpecApplyConfiguration::default()
+                .with_containers([container(cpu("100m", "200m"))])
+                .with_scheduling_gates([
+                    PodSchedulingGateApplyConfiguration::default().with_name("example.com/hold")
+                ]),
+        ),
+        &PatchOptions::apply("owner"),
+    )
+    .await
+    .unwrap();
+
+    // The resizer sends the container's name (the list's key) and the resources it sets.
+    let resize = pod("resized", ns.name()).with_spec(
+        PodSpecApplyConfiguration::default().with_containers([
+            ContainerApplyConfiguration::default()
+                .with_name("app")
+                .with_resources(cpu("150m", "300m")),
+        ]),
+    );
+    let resized: Pod = pods
+        .patch_subresource(
+            "resized",
+            "resize",
+            &Patch::Apply(to_json(&resize)),
+            &PatchOptions::apply("resizer").force(true),
+        )
+        .await
+        .unwrap();
+    let owned = fields_of(&resized, "resizer", "Apply", "resize").expect("resize entry");
+    assert!(
+        owned["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"]["f:resources"].is_object(),
+        "{owned}"
+    );
+    assert_eq!(extract_pod_resize(&resized, "resizer").unwrap(), resize);
+    assert_eq!(
+        extract_pod_from(&resized, "resizer", "resize").unwrap(),
+        resize
+    );
+    assert_eq!(
+        extract_pod(&resized, "resizer").unwrap(),
+        pod("resized", ns.name())
+    );
+
+    let debugger = pod("resized", ns.name()).with_spec(
+        PodSpecApplyConfiguration::default().with_ephemeral_containers([
+            EphemeralContainerApplyConfiguration::default()
+                .with_name("debugger")
+                .with_image("registry.k8s.io/pause:3.10"),
+        ]),
+    );
+    let debugged: Pod = pods
+        .patch_subresource(
+            "resized",
+            "ephemeralcontainers",
+            &Patch::Apply(to_json(&debugger)),
+            &PatchOptions::apply("debug"),
+        )
+        .await
+        .unwrap();
+    assert!(fields_of(&debugged, "debug", "Apply", "ephemeralcontainers").is_some());
+    assert_eq!(
+        extract_pod_ephemeralcontainers(&debugged, "debug").unwrap(),
+        debugger
+    );
+    // Each manager's entry is read only through its own subresource.
+    assert_eq!(
+        extract_pod_resize(&debugged, "debug").unwrap(),
+        pod("resized", ns.name())
+    );
+    assert_eq!(
+        extract_pod_ephemeralcontainers(&debugged, "resizer").unwrap(),
+        pod("resized", ns.name())
     );
 }

@@ -548,6 +548,26 @@ impl kclient_apimachinery::Apply for MutatingAdmissionPolicyApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicyFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_mutating_admission_policy_from(
+    obj: &crate::admissionregistration::v1::MutatingAdmissionPolicy,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<MutatingAdmissionPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1",
+        "MutatingAdmissionPolicy",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicy`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -557,14 +577,7 @@ pub fn extract_mutating_admission_policy(
     obj: &crate::admissionregistration::v1::MutatingAdmissionPolicy,
     field_manager: &str,
 ) -> Result<MutatingAdmissionPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1",
-        "MutatingAdmissionPolicy",
-    )
+    extract_mutating_admission_policy_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`MutatingAdmissionPolicyBinding`](crate::admissionregistration::v1::MutatingAdmissionPolicyBinding): every field optional, only the set ones sent.
@@ -774,6 +787,29 @@ impl kclient_apimachinery::Apply for MutatingAdmissionPolicyBindingApplyConfigur
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicyBindingFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_mutating_admission_policy_binding_from(
+    obj: &crate::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<
+    MutatingAdmissionPolicyBindingApplyConfiguration,
+    crate::applyconfigurations::ExtractError,
+> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1",
+        "MutatingAdmissionPolicyBinding",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicyBinding`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -786,14 +822,7 @@ pub fn extract_mutating_admission_policy_binding(
     MutatingAdmissionPolicyBindingApplyConfiguration,
     crate::applyconfigurations::ExtractError,
 > {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1",
-        "MutatingAdmissionPolicyBinding",
-    )
+    extract_mutating_admission_policy_binding_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`MutatingAdmissionPolicyBindingSpec`](crate::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec): every field optional, only the set ones sent.
@@ -1383,6 +1412,27 @@ impl kclient_apimachinery::Apply for MutatingWebhookConfigurationApplyConfigurat
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractMutatingWebhookConfigurationFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_mutating_webhook_configuration_from(
+    obj: &crate::admissionregistration::v1::MutatingWebhookConfiguration,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<MutatingWebhookConfigurationApplyConfiguration, crate::applyconfigurations::ExtractError>
+{
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1",
+        "MutatingWebhookConfiguration",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractMutatingWebhookConfiguration`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1393,14 +1443,7 @@ pub fn extract_mutating_webhook_configuration(
     field_manager: &str,
 ) -> Result<MutatingWebhookConfigurationApplyConfiguration, crate::applyconfigurations::ExtractError>
 {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1",
-        "MutatingWebhookConfiguration",
-    )
+    extract_mutating_webhook_configuration_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`Mutation`](crate::admissionregistration::v1::Mutation): every field optional, only the set ones sent.
@@ -2026,6 +2069,26 @@ impl kclient_apimachinery::Apply for ValidatingAdmissionPolicyApplyConfiguration
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractValidatingAdmissionPolicyFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_validating_admission_policy_from(
+    obj: &crate::admissionregistration::v1::ValidatingAdmissionPolicy,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ValidatingAdmissionPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicy",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractValidatingAdmissionPolicy`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2035,14 +2098,7 @@ pub fn extract_validating_admission_policy(
     obj: &crate::admissionregistration::v1::ValidatingAdmissionPolicy,
     field_manager: &str,
 ) -> Result<ValidatingAdmissionPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicy",
-    )
+    extract_validating_admission_policy_from(obj, field_manager, "")
 }
 
 /// As [`extract_validating_admission_policy`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractValidatingAdmissionPolicyStatus`): what it sent with `apply_status`.
@@ -2054,14 +2110,7 @@ pub fn extract_validating_admission_policy_status(
     obj: &crate::admissionregistration::v1::ValidatingAdmissionPolicy,
     field_manager: &str,
 ) -> Result<ValidatingAdmissionPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicy",
-    )
+    extract_validating_admission_policy_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ValidatingAdmissionPolicyBinding`](crate::admissionregistration::v1::ValidatingAdmissionPolicyBinding): every field optional, only the set ones sent.
@@ -2271,6 +2320,29 @@ impl kclient_apimachinery::Apply for ValidatingAdmissionPolicyBindingApplyConfig
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractValidatingAdmissionPolicyBindingFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_validating_admission_policy_binding_from(
+    obj: &crate::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<
+    ValidatingAdmissionPolicyBindingApplyConfiguration,
+    crate::applyconfigurations::ExtractError,
+> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicyBinding",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractValidatingAdmissionPolicyBinding`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2283,14 +2355,7 @@ pub fn extract_validating_admission_policy_binding(
     ValidatingAdmissionPolicyBindingApplyConfiguration,
     crate::applyconfigurations::ExtractError,
 > {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicyBinding",
-    )
+    extract_validating_admission_policy_binding_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ValidatingAdmissionPolicyBindingSpec`](crate::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec): every field optional, only the set ones sent.
@@ -2945,6 +3010,29 @@ impl kclient_apimachinery::Apply for ValidatingWebhookConfigurationApplyConfigur
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractValidatingWebhookConfigurationFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_validating_webhook_configuration_from(
+    obj: &crate::admissionregistration::v1::ValidatingWebhookConfiguration,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<
+    ValidatingWebhookConfigurationApplyConfiguration,
+    crate::applyconfigurations::ExtractError,
+> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractValidatingWebhookConfiguration`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2957,14 +3045,7 @@ pub fn extract_validating_webhook_configuration(
     ValidatingWebhookConfigurationApplyConfiguration,
     crate::applyconfigurations::ExtractError,
 > {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1",
-        "ValidatingWebhookConfiguration",
-    )
+    extract_validating_webhook_configuration_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`Validation`](crate::admissionregistration::v1::Validation): every field optional, only the set ones sent.

@@ -480,6 +480,26 @@ impl kclient_apimachinery::Apply for MutatingAdmissionPolicyApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicyFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_mutating_admission_policy_from(
+    obj: &crate::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<MutatingAdmissionPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingAdmissionPolicy",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicy`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -489,14 +509,7 @@ pub fn extract_mutating_admission_policy(
     obj: &crate::admissionregistration::v1beta1::MutatingAdmissionPolicy,
     field_manager: &str,
 ) -> Result<MutatingAdmissionPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1beta1",
-        "MutatingAdmissionPolicy",
-    )
+    extract_mutating_admission_policy_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`MutatingAdmissionPolicyBinding`](crate::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding): every field optional, only the set ones sent.
@@ -706,6 +719,29 @@ impl kclient_apimachinery::Apply for MutatingAdmissionPolicyBindingApplyConfigur
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicyBindingFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_mutating_admission_policy_binding_from(
+    obj: &crate::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<
+    MutatingAdmissionPolicyBindingApplyConfiguration,
+    crate::applyconfigurations::ExtractError,
+> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingAdmissionPolicyBinding",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractMutatingAdmissionPolicyBinding`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -718,14 +754,7 @@ pub fn extract_mutating_admission_policy_binding(
     MutatingAdmissionPolicyBindingApplyConfiguration,
     crate::applyconfigurations::ExtractError,
 > {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "admissionregistration.k8s.io/v1beta1",
-        "MutatingAdmissionPolicyBinding",
-    )
+    extract_mutating_admission_policy_binding_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`MutatingAdmissionPolicyBindingSpec`](crate::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec): every field optional, only the set ones sent.

@@ -310,6 +310,26 @@ impl kclient_apimachinery::Apply for CustomResourceDefinitionApplyConfiguration 
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractCustomResourceDefinitionFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_custom_resource_definition_from(
+    obj: &crate::apiextensions::v1::CustomResourceDefinition,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<CustomResourceDefinitionApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractCustomResourceDefinition`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -319,14 +339,7 @@ pub fn extract_custom_resource_definition(
     obj: &crate::apiextensions::v1::CustomResourceDefinition,
     field_manager: &str,
 ) -> Result<CustomResourceDefinitionApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-    )
+    extract_custom_resource_definition_from(obj, field_manager, "")
 }
 
 /// As [`extract_custom_resource_definition`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractCustomResourceDefinitionStatus`): what it sent with `apply_status`.
@@ -338,14 +351,7 @@ pub fn extract_custom_resource_definition_status(
     obj: &crate::apiextensions::v1::CustomResourceDefinition,
     field_manager: &str,
 ) -> Result<CustomResourceDefinitionApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-    )
+    extract_custom_resource_definition_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`CustomResourceDefinitionCondition`](crate::apiextensions::v1::CustomResourceDefinitionCondition): every field optional, only the set ones sent.

@@ -217,6 +217,26 @@ impl kclient_apimachinery::Apply for APIServiceApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractAPIServiceFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_api_service_from(
+    obj: &crate::apiregistration::v1::APIService,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<APIServiceApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "apiregistration.k8s.io/v1",
+        "APIService",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractAPIService`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -226,14 +246,7 @@ pub fn extract_api_service(
     obj: &crate::apiregistration::v1::APIService,
     field_manager: &str,
 ) -> Result<APIServiceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "apiregistration.k8s.io/v1",
-        "APIService",
-    )
+    extract_api_service_from(obj, field_manager, "")
 }
 
 /// As [`extract_api_service`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractAPIServiceStatus`): what it sent with `apply_status`.
@@ -245,14 +258,7 @@ pub fn extract_api_service_status(
     obj: &crate::apiregistration::v1::APIService,
     field_manager: &str,
 ) -> Result<APIServiceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "apiregistration.k8s.io/v1",
-        "APIService",
-    )
+    extract_api_service_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`APIServiceCondition`](crate::apiregistration::v1::APIServiceCondition): every field optional, only the set ones sent.

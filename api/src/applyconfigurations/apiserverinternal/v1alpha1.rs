@@ -280,6 +280,26 @@ impl kclient_apimachinery::Apply for StorageVersionApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractStorageVersionFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_storage_version_from(
+    obj: &crate::apiserverinternal::v1alpha1::StorageVersion,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<StorageVersionApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "internal.apiserver.k8s.io/v1alpha1",
+        "StorageVersion",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractStorageVersion`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -289,14 +309,7 @@ pub fn extract_storage_version(
     obj: &crate::apiserverinternal::v1alpha1::StorageVersion,
     field_manager: &str,
 ) -> Result<StorageVersionApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "internal.apiserver.k8s.io/v1alpha1",
-        "StorageVersion",
-    )
+    extract_storage_version_from(obj, field_manager, "")
 }
 
 /// As [`extract_storage_version`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractStorageVersionStatus`): what it sent with `apply_status`.
@@ -308,14 +321,7 @@ pub fn extract_storage_version_status(
     obj: &crate::apiserverinternal::v1alpha1::StorageVersion,
     field_manager: &str,
 ) -> Result<StorageVersionApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "internal.apiserver.k8s.io/v1alpha1",
-        "StorageVersion",
-    )
+    extract_storage_version_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`StorageVersionCondition`](crate::apiserverinternal::v1alpha1::StorageVersionCondition): every field optional, only the set ones sent.

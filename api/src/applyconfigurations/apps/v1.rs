@@ -221,6 +221,26 @@ impl kclient_apimachinery::Apply for ControllerRevisionApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractControllerRevisionFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_controller_revision_from(
+    obj: &crate::apps::v1::ControllerRevision,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ControllerRevisionApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "apps/v1",
+        "ControllerRevision",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractControllerRevision`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -230,14 +250,7 @@ pub fn extract_controller_revision(
     obj: &crate::apps::v1::ControllerRevision,
     field_manager: &str,
 ) -> Result<ControllerRevisionApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "apps/v1",
-        "ControllerRevision",
-    )
+    extract_controller_revision_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`DaemonSet`](crate::apps::v1::DaemonSet): every field optional, only the set ones sent.
@@ -451,6 +464,26 @@ impl kclient_apimachinery::Apply for DaemonSetApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractDaemonSetFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_daemon_set_from(
+    obj: &crate::apps::v1::DaemonSet,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<DaemonSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "apps/v1",
+        "DaemonSet",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractDaemonSet`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -460,14 +493,7 @@ pub fn extract_daemon_set(
     obj: &crate::apps::v1::DaemonSet,
     field_manager: &str,
 ) -> Result<DaemonSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "apps/v1",
-        "DaemonSet",
-    )
+    extract_daemon_set_from(obj, field_manager, "")
 }
 
 /// As [`extract_daemon_set`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractDaemonSetStatus`): what it sent with `apply_status`.
@@ -479,14 +505,7 @@ pub fn extract_daemon_set_status(
     obj: &crate::apps::v1::DaemonSet,
     field_manager: &str,
 ) -> Result<DaemonSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "apps/v1",
-        "DaemonSet",
-    )
+    extract_daemon_set_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`DaemonSetCondition`](crate::apps::v1::DaemonSetCondition): every field optional, only the set ones sent.
@@ -968,6 +987,26 @@ impl kclient_apimachinery::Apply for DeploymentApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractDeploymentFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_deployment_from(
+    obj: &crate::apps::v1::Deployment,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<DeploymentApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "apps/v1",
+        "Deployment",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractDeployment`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -977,14 +1016,19 @@ pub fn extract_deployment(
     obj: &crate::apps::v1::Deployment,
     field_manager: &str,
 ) -> Result<DeploymentApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "apps/v1",
-        "Deployment",
-    )
+    extract_deployment_from(obj, field_manager, "")
+}
+
+/// As [`extract_deployment`], for the fields `field_manager` owns through the `scale` subresource (client-go's `ExtractDeploymentScale`): what it sent with `apply_scale`, read back as the fields of the object (`spec.replicas`), as the server records them.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_deployment_scale(
+    obj: &crate::apps::v1::Deployment,
+    field_manager: &str,
+) -> Result<DeploymentApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    extract_deployment_from(obj, field_manager, "scale")
 }
 
 /// As [`extract_deployment`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractDeploymentStatus`): what it sent with `apply_status`.
@@ -996,14 +1040,7 @@ pub fn extract_deployment_status(
     obj: &crate::apps::v1::Deployment,
     field_manager: &str,
 ) -> Result<DeploymentApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "apps/v1",
-        "Deployment",
-    )
+    extract_deployment_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`DeploymentCondition`](crate::apps::v1::DeploymentCondition): every field optional, only the set ones sent.
@@ -1511,6 +1548,26 @@ impl kclient_apimachinery::Apply for ReplicaSetApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractReplicaSetFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_replica_set_from(
+    obj: &crate::apps::v1::ReplicaSet,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ReplicaSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "apps/v1",
+        "ReplicaSet",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractReplicaSet`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1520,14 +1577,19 @@ pub fn extract_replica_set(
     obj: &crate::apps::v1::ReplicaSet,
     field_manager: &str,
 ) -> Result<ReplicaSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "apps/v1",
-        "ReplicaSet",
-    )
+    extract_replica_set_from(obj, field_manager, "")
+}
+
+/// As [`extract_replica_set`], for the fields `field_manager` owns through the `scale` subresource (client-go's `ExtractReplicaSetScale`): what it sent with `apply_scale`, read back as the fields of the object (`spec.replicas`), as the server records them.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_replica_set_scale(
+    obj: &crate::apps::v1::ReplicaSet,
+    field_manager: &str,
+) -> Result<ReplicaSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    extract_replica_set_from(obj, field_manager, "scale")
 }
 
 /// As [`extract_replica_set`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractReplicaSetStatus`): what it sent with `apply_status`.
@@ -1539,14 +1601,7 @@ pub fn extract_replica_set_status(
     obj: &crate::apps::v1::ReplicaSet,
     field_manager: &str,
 ) -> Result<ReplicaSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "apps/v1",
-        "ReplicaSet",
-    )
+    extract_replica_set_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ReplicaSetCondition`](crate::apps::v1::ReplicaSetCondition): every field optional, only the set ones sent.
@@ -2039,6 +2094,26 @@ impl kclient_apimachinery::Apply for StatefulSetApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractStatefulSetFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_stateful_set_from(
+    obj: &crate::apps::v1::StatefulSet,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<StatefulSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "apps/v1",
+        "StatefulSet",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractStatefulSet`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2048,14 +2123,19 @@ pub fn extract_stateful_set(
     obj: &crate::apps::v1::StatefulSet,
     field_manager: &str,
 ) -> Result<StatefulSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "apps/v1",
-        "StatefulSet",
-    )
+    extract_stateful_set_from(obj, field_manager, "")
+}
+
+/// As [`extract_stateful_set`], for the fields `field_manager` owns through the `scale` subresource (client-go's `ExtractStatefulSetScale`): what it sent with `apply_scale`, read back as the fields of the object (`spec.replicas`), as the server records them.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_stateful_set_scale(
+    obj: &crate::apps::v1::StatefulSet,
+    field_manager: &str,
+) -> Result<StatefulSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    extract_stateful_set_from(obj, field_manager, "scale")
 }
 
 /// As [`extract_stateful_set`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractStatefulSetStatus`): what it sent with `apply_status`.
@@ -2067,14 +2147,7 @@ pub fn extract_stateful_set_status(
     obj: &crate::apps::v1::StatefulSet,
     field_manager: &str,
 ) -> Result<StatefulSetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "apps/v1",
-        "StatefulSet",
-    )
+    extract_stateful_set_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`StatefulSetCondition`](crate::apps::v1::StatefulSetCondition): every field optional, only the set ones sent.

@@ -253,6 +253,26 @@ impl kclient_apimachinery::Apply for SelfSubjectReviewApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractSelfSubjectReviewFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_self_subject_review_from(
+    obj: &crate::authentication::v1::SelfSubjectReview,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<SelfSubjectReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "authentication.k8s.io/v1",
+        "SelfSubjectReview",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractSelfSubjectReview`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -262,33 +282,7 @@ pub fn extract_self_subject_review(
     obj: &crate::authentication::v1::SelfSubjectReview,
     field_manager: &str,
 ) -> Result<SelfSubjectReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "authentication.k8s.io/v1",
-        "SelfSubjectReview",
-    )
-}
-
-/// As [`extract_self_subject_review`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractSelfSubjectReviewStatus`): what it sent with `apply_status`.
-///
-/// # Errors
-///
-/// When a managed-fields entry of that manager is not a valid field set.
-pub fn extract_self_subject_review_status(
-    obj: &crate::authentication::v1::SelfSubjectReview,
-    field_manager: &str,
-) -> Result<SelfSubjectReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "authentication.k8s.io/v1",
-        "SelfSubjectReview",
-    )
+    extract_self_subject_review_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`SelfSubjectReviewStatus`](crate::authentication::v1::SelfSubjectReviewStatus): every field optional, only the set ones sent.
@@ -790,6 +784,26 @@ impl kclient_apimachinery::Apply for TokenReviewApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractTokenReviewFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_token_review_from(
+    obj: &crate::authentication::v1::TokenReview,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<TokenReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "authentication.k8s.io/v1",
+        "TokenReview",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractTokenReview`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -799,33 +813,7 @@ pub fn extract_token_review(
     obj: &crate::authentication::v1::TokenReview,
     field_manager: &str,
 ) -> Result<TokenReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "authentication.k8s.io/v1",
-        "TokenReview",
-    )
-}
-
-/// As [`extract_token_review`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractTokenReviewStatus`): what it sent with `apply_status`.
-///
-/// # Errors
-///
-/// When a managed-fields entry of that manager is not a valid field set.
-pub fn extract_token_review_status(
-    obj: &crate::authentication::v1::TokenReview,
-    field_manager: &str,
-) -> Result<TokenReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "authentication.k8s.io/v1",
-        "TokenReview",
-    )
+    extract_token_review_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`TokenReviewSpec`](crate::authentication::v1::TokenReviewSpec): every field optional, only the set ones sent.

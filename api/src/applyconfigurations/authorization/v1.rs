@@ -297,6 +297,26 @@ impl kclient_apimachinery::Apply for LocalSubjectAccessReviewApplyConfiguration 
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractLocalSubjectAccessReviewFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_local_subject_access_review_from(
+    obj: &crate::authorization::v1::LocalSubjectAccessReview,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<LocalSubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "authorization.k8s.io/v1",
+        "LocalSubjectAccessReview",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractLocalSubjectAccessReview`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -306,33 +326,7 @@ pub fn extract_local_subject_access_review(
     obj: &crate::authorization::v1::LocalSubjectAccessReview,
     field_manager: &str,
 ) -> Result<LocalSubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "authorization.k8s.io/v1",
-        "LocalSubjectAccessReview",
-    )
-}
-
-/// As [`extract_local_subject_access_review`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractLocalSubjectAccessReviewStatus`): what it sent with `apply_status`.
-///
-/// # Errors
-///
-/// When a managed-fields entry of that manager is not a valid field set.
-pub fn extract_local_subject_access_review_status(
-    obj: &crate::authorization::v1::LocalSubjectAccessReview,
-    field_manager: &str,
-) -> Result<LocalSubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "authorization.k8s.io/v1",
-        "LocalSubjectAccessReview",
-    )
+    extract_local_subject_access_review_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`NonResourceAttributes`](crate::authorization::v1::NonResourceAttributes): every field optional, only the set ones sent.
@@ -772,6 +766,26 @@ impl kclient_apimachinery::Apply for SelfSubjectAccessReviewApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractSelfSubjectAccessReviewFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_self_subject_access_review_from(
+    obj: &crate::authorization::v1::SelfSubjectAccessReview,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<SelfSubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "authorization.k8s.io/v1",
+        "SelfSubjectAccessReview",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractSelfSubjectAccessReview`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -781,33 +795,7 @@ pub fn extract_self_subject_access_review(
     obj: &crate::authorization::v1::SelfSubjectAccessReview,
     field_manager: &str,
 ) -> Result<SelfSubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "authorization.k8s.io/v1",
-        "SelfSubjectAccessReview",
-    )
-}
-
-/// As [`extract_self_subject_access_review`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractSelfSubjectAccessReviewStatus`): what it sent with `apply_status`.
-///
-/// # Errors
-///
-/// When a managed-fields entry of that manager is not a valid field set.
-pub fn extract_self_subject_access_review_status(
-    obj: &crate::authorization::v1::SelfSubjectAccessReview,
-    field_manager: &str,
-) -> Result<SelfSubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "authorization.k8s.io/v1",
-        "SelfSubjectAccessReview",
-    )
+    extract_self_subject_access_review_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`SelfSubjectAccessReviewSpec`](crate::authorization::v1::SelfSubjectAccessReviewSpec): every field optional, only the set ones sent.
@@ -1052,6 +1040,26 @@ impl kclient_apimachinery::Apply for SelfSubjectRulesReviewApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractSelfSubjectRulesReviewFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_self_subject_rules_review_from(
+    obj: &crate::authorization::v1::SelfSubjectRulesReview,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<SelfSubjectRulesReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "authorization.k8s.io/v1",
+        "SelfSubjectRulesReview",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractSelfSubjectRulesReview`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1061,33 +1069,7 @@ pub fn extract_self_subject_rules_review(
     obj: &crate::authorization::v1::SelfSubjectRulesReview,
     field_manager: &str,
 ) -> Result<SelfSubjectRulesReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "authorization.k8s.io/v1",
-        "SelfSubjectRulesReview",
-    )
-}
-
-/// As [`extract_self_subject_rules_review`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractSelfSubjectRulesReviewStatus`): what it sent with `apply_status`.
-///
-/// # Errors
-///
-/// When a managed-fields entry of that manager is not a valid field set.
-pub fn extract_self_subject_rules_review_status(
-    obj: &crate::authorization::v1::SelfSubjectRulesReview,
-    field_manager: &str,
-) -> Result<SelfSubjectRulesReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "authorization.k8s.io/v1",
-        "SelfSubjectRulesReview",
-    )
+    extract_self_subject_rules_review_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`SelfSubjectRulesReviewSpec`](crate::authorization::v1::SelfSubjectRulesReviewSpec): every field optional, only the set ones sent.
@@ -1315,6 +1297,26 @@ impl kclient_apimachinery::Apply for SubjectAccessReviewApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractSubjectAccessReviewFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_subject_access_review_from(
+    obj: &crate::authorization::v1::SubjectAccessReview,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<SubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "authorization.k8s.io/v1",
+        "SubjectAccessReview",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractSubjectAccessReview`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1324,33 +1326,7 @@ pub fn extract_subject_access_review(
     obj: &crate::authorization::v1::SubjectAccessReview,
     field_manager: &str,
 ) -> Result<SubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "authorization.k8s.io/v1",
-        "SubjectAccessReview",
-    )
-}
-
-/// As [`extract_subject_access_review`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractSubjectAccessReviewStatus`): what it sent with `apply_status`.
-///
-/// # Errors
-///
-/// When a managed-fields entry of that manager is not a valid field set.
-pub fn extract_subject_access_review_status(
-    obj: &crate::authorization::v1::SubjectAccessReview,
-    field_manager: &str,
-) -> Result<SubjectAccessReviewApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "authorization.k8s.io/v1",
-        "SubjectAccessReview",
-    )
+    extract_subject_access_review_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`SubjectAccessReviewSpec`](crate::authorization::v1::SubjectAccessReviewSpec): every field optional, only the set ones sent.

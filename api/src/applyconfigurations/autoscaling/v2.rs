@@ -482,6 +482,26 @@ impl kclient_apimachinery::Apply for HorizontalPodAutoscalerApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractHorizontalPodAutoscalerFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_horizontal_pod_autoscaler_from(
+    obj: &crate::autoscaling::v2::HorizontalPodAutoscaler,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<HorizontalPodAutoscalerApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractHorizontalPodAutoscaler`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -491,14 +511,7 @@ pub fn extract_horizontal_pod_autoscaler(
     obj: &crate::autoscaling::v2::HorizontalPodAutoscaler,
     field_manager: &str,
 ) -> Result<HorizontalPodAutoscalerApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "autoscaling/v2",
-        "HorizontalPodAutoscaler",
-    )
+    extract_horizontal_pod_autoscaler_from(obj, field_manager, "")
 }
 
 /// As [`extract_horizontal_pod_autoscaler`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractHorizontalPodAutoscalerStatus`): what it sent with `apply_status`.
@@ -510,14 +523,7 @@ pub fn extract_horizontal_pod_autoscaler_status(
     obj: &crate::autoscaling::v2::HorizontalPodAutoscaler,
     field_manager: &str,
 ) -> Result<HorizontalPodAutoscalerApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "autoscaling/v2",
-        "HorizontalPodAutoscaler",
-    )
+    extract_horizontal_pod_autoscaler_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`HorizontalPodAutoscalerBehavior`](crate::autoscaling::v2::HorizontalPodAutoscalerBehavior): every field optional, only the set ones sent.

@@ -221,6 +221,26 @@ impl kclient_apimachinery::Apply for CronJobApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractCronJobFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_cron_job_from(
+    obj: &crate::batch::v1::CronJob,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<CronJobApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "batch/v1",
+        "CronJob",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractCronJob`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -230,14 +250,7 @@ pub fn extract_cron_job(
     obj: &crate::batch::v1::CronJob,
     field_manager: &str,
 ) -> Result<CronJobApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "batch/v1",
-        "CronJob",
-    )
+    extract_cron_job_from(obj, field_manager, "")
 }
 
 /// As [`extract_cron_job`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractCronJobStatus`): what it sent with `apply_status`.
@@ -249,14 +262,7 @@ pub fn extract_cron_job_status(
     obj: &crate::batch::v1::CronJob,
     field_manager: &str,
 ) -> Result<CronJobApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "batch/v1",
-        "CronJob",
-    )
+    extract_cron_job_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`CronJobSpec`](crate::batch::v1::CronJobSpec): every field optional, only the set ones sent.
@@ -610,6 +616,26 @@ impl kclient_apimachinery::Apply for JobApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractJobFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_job_from(
+    obj: &crate::batch::v1::Job,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<JobApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "batch/v1",
+        "Job",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractJob`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -619,14 +645,7 @@ pub fn extract_job(
     obj: &crate::batch::v1::Job,
     field_manager: &str,
 ) -> Result<JobApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "batch/v1",
-        "Job",
-    )
+    extract_job_from(obj, field_manager, "")
 }
 
 /// As [`extract_job`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractJobStatus`): what it sent with `apply_status`.
@@ -638,14 +657,7 @@ pub fn extract_job_status(
     obj: &crate::batch::v1::Job,
     field_manager: &str,
 ) -> Result<JobApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "batch/v1",
-        "Job",
-    )
+    extract_job_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`JobCondition`](crate::batch::v1::JobCondition): every field optional, only the set ones sent.

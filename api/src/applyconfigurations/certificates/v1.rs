@@ -225,6 +225,26 @@ impl kclient_apimachinery::Apply for CertificateSigningRequestApplyConfiguration
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractCertificateSigningRequestFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_certificate_signing_request_from(
+    obj: &crate::certificates::v1::CertificateSigningRequest,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<CertificateSigningRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractCertificateSigningRequest`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -234,14 +254,19 @@ pub fn extract_certificate_signing_request(
     obj: &crate::certificates::v1::CertificateSigningRequest,
     field_manager: &str,
 ) -> Result<CertificateSigningRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "certificates.k8s.io/v1",
-        "CertificateSigningRequest",
-    )
+    extract_certificate_signing_request_from(obj, field_manager, "")
+}
+
+/// As [`extract_certificate_signing_request`], for the fields `field_manager` owns through the `approval` subresource (client-go's `ExtractCertificateSigningRequestApproval`).
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_certificate_signing_request_approval(
+    obj: &crate::certificates::v1::CertificateSigningRequest,
+    field_manager: &str,
+) -> Result<CertificateSigningRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    extract_certificate_signing_request_from(obj, field_manager, "approval")
 }
 
 /// As [`extract_certificate_signing_request`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractCertificateSigningRequestStatus`): what it sent with `apply_status`.
@@ -253,14 +278,7 @@ pub fn extract_certificate_signing_request_status(
     obj: &crate::certificates::v1::CertificateSigningRequest,
     field_manager: &str,
 ) -> Result<CertificateSigningRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "certificates.k8s.io/v1",
-        "CertificateSigningRequest",
-    )
+    extract_certificate_signing_request_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`CertificateSigningRequestCondition`](crate::certificates::v1::CertificateSigningRequestCondition): every field optional, only the set ones sent.

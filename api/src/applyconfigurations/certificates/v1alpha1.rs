@@ -212,6 +212,26 @@ impl kclient_apimachinery::Apply for ClusterTrustBundleApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractClusterTrustBundleFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_cluster_trust_bundle_from(
+    obj: &crate::certificates::v1alpha1::ClusterTrustBundle,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ClusterTrustBundleApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "certificates.k8s.io/v1alpha1",
+        "ClusterTrustBundle",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractClusterTrustBundle`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -221,14 +241,7 @@ pub fn extract_cluster_trust_bundle(
     obj: &crate::certificates::v1alpha1::ClusterTrustBundle,
     field_manager: &str,
 ) -> Result<ClusterTrustBundleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "certificates.k8s.io/v1alpha1",
-        "ClusterTrustBundle",
-    )
+    extract_cluster_trust_bundle_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ClusterTrustBundleSpec`](crate::certificates::v1alpha1::ClusterTrustBundleSpec): every field optional, only the set ones sent.

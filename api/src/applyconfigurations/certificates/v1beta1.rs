@@ -212,6 +212,26 @@ impl kclient_apimachinery::Apply for ClusterTrustBundleApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractClusterTrustBundleFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_cluster_trust_bundle_from(
+    obj: &crate::certificates::v1beta1::ClusterTrustBundle,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ClusterTrustBundleApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "certificates.k8s.io/v1beta1",
+        "ClusterTrustBundle",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractClusterTrustBundle`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -221,14 +241,7 @@ pub fn extract_cluster_trust_bundle(
     obj: &crate::certificates::v1beta1::ClusterTrustBundle,
     field_manager: &str,
 ) -> Result<ClusterTrustBundleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "certificates.k8s.io/v1beta1",
-        "ClusterTrustBundle",
-    )
+    extract_cluster_trust_bundle_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ClusterTrustBundleSpec`](crate::certificates::v1beta1::ClusterTrustBundleSpec): every field optional, only the set ones sent.
@@ -483,6 +496,26 @@ impl kclient_apimachinery::Apply for PodCertificateRequestApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPodCertificateRequestFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_pod_certificate_request_from(
+    obj: &crate::certificates::v1beta1::PodCertificateRequest,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PodCertificateRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "certificates.k8s.io/v1beta1",
+        "PodCertificateRequest",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPodCertificateRequest`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -492,14 +525,7 @@ pub fn extract_pod_certificate_request(
     obj: &crate::certificates::v1beta1::PodCertificateRequest,
     field_manager: &str,
 ) -> Result<PodCertificateRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "certificates.k8s.io/v1beta1",
-        "PodCertificateRequest",
-    )
+    extract_pod_certificate_request_from(obj, field_manager, "")
 }
 
 /// As [`extract_pod_certificate_request`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractPodCertificateRequestStatus`): what it sent with `apply_status`.
@@ -511,14 +537,7 @@ pub fn extract_pod_certificate_request_status(
     obj: &crate::certificates::v1beta1::PodCertificateRequest,
     field_manager: &str,
 ) -> Result<PodCertificateRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "certificates.k8s.io/v1beta1",
-        "PodCertificateRequest",
-    )
+    extract_pod_certificate_request_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`PodCertificateRequestSpec`](crate::certificates::v1beta1::PodCertificateRequestSpec): every field optional, only the set ones sent.

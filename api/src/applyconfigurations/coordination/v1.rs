@@ -209,6 +209,26 @@ impl kclient_apimachinery::Apply for LeaseApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractLeaseFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_lease_from(
+    obj: &crate::coordination::v1::Lease,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<LeaseApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "coordination.k8s.io/v1",
+        "Lease",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractLease`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -218,14 +238,7 @@ pub fn extract_lease(
     obj: &crate::coordination::v1::Lease,
     field_manager: &str,
 ) -> Result<LeaseApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "coordination.k8s.io/v1",
-        "Lease",
-    )
+    extract_lease_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`LeaseSpec`](crate::coordination::v1::LeaseSpec): every field optional, only the set ones sent.

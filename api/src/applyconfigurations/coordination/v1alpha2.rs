@@ -212,6 +212,26 @@ impl kclient_apimachinery::Apply for LeaseCandidateApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractLeaseCandidateFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_lease_candidate_from(
+    obj: &crate::coordination::v1alpha2::LeaseCandidate,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<LeaseCandidateApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "coordination.k8s.io/v1alpha2",
+        "LeaseCandidate",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractLeaseCandidate`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -221,14 +241,7 @@ pub fn extract_lease_candidate(
     obj: &crate::coordination::v1alpha2::LeaseCandidate,
     field_manager: &str,
 ) -> Result<LeaseCandidateApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "coordination.k8s.io/v1alpha2",
-        "LeaseCandidate",
-    )
+    extract_lease_candidate_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`LeaseCandidateSpec`](crate::coordination::v1alpha2::LeaseCandidateSpec): every field optional, only the set ones sent.

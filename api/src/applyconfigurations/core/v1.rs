@@ -508,6 +508,26 @@ impl kclient_apimachinery::Apply for BindingApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractBindingFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_binding_from(
+    obj: &crate::core::v1::Binding,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<BindingApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Binding",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractBinding`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -517,7 +537,7 @@ pub fn extract_binding(
     obj: &crate::core::v1::Binding,
     field_manager: &str,
 ) -> Result<BindingApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, "", "v1", "Binding")
+    extract_binding_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`CSIPersistentVolumeSource`](crate::core::v1::CSIPersistentVolumeSource): every field optional, only the set ones sent.
@@ -1303,6 +1323,26 @@ impl kclient_apimachinery::Apply for ComponentStatusApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractComponentStatusFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_component_status_from(
+    obj: &crate::core::v1::ComponentStatus,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ComponentStatusApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "ComponentStatus",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractComponentStatus`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1312,14 +1352,7 @@ pub fn extract_component_status(
     obj: &crate::core::v1::ComponentStatus,
     field_manager: &str,
 ) -> Result<ComponentStatusApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "ComponentStatus",
-    )
+    extract_component_status_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ConfigMap`](crate::core::v1::ConfigMap): every field optional, only the set ones sent.
@@ -1557,6 +1590,26 @@ impl kclient_apimachinery::Apply for ConfigMapApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractConfigMapFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_config_map_from(
+    obj: &crate::core::v1::ConfigMap,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ConfigMapApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "ConfigMap",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractConfigMap`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1566,14 +1619,7 @@ pub fn extract_config_map(
     obj: &crate::core::v1::ConfigMap,
     field_manager: &str,
 ) -> Result<ConfigMapApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "ConfigMap",
-    )
+    extract_config_map_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ConfigMapEnvSource`](crate::core::v1::ConfigMapEnvSource): every field optional, only the set ones sent.
@@ -3279,6 +3325,26 @@ impl kclient_apimachinery::Apply for EndpointsApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractEndpointsFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_endpoints_from(
+    obj: &crate::core::v1::Endpoints,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<EndpointsApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Endpoints",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractEndpoints`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -3288,14 +3354,7 @@ pub fn extract_endpoints(
     obj: &crate::core::v1::Endpoints,
     field_manager: &str,
 ) -> Result<EndpointsApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "Endpoints",
-    )
+    extract_endpoints_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`EnvFromSource`](crate::core::v1::EnvFromSource): every field optional, only the set ones sent.
@@ -4097,6 +4156,26 @@ impl kclient_apimachinery::Apply for EventApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractEventFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_event_from(
+    obj: &crate::core::v1::Event,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<EventApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Event",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractEvent`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -4106,7 +4185,7 @@ pub fn extract_event(
     obj: &crate::core::v1::Event,
     field_manager: &str,
 ) -> Result<EventApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, "", "v1", "Event")
+    extract_event_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`EventSeries`](crate::core::v1::EventSeries): every field optional, only the set ones sent.
@@ -5483,6 +5562,26 @@ impl kclient_apimachinery::Apply for LimitRangeApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractLimitRangeFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_limit_range_from(
+    obj: &crate::core::v1::LimitRange,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<LimitRangeApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "LimitRange",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractLimitRange`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -5492,14 +5591,7 @@ pub fn extract_limit_range(
     obj: &crate::core::v1::LimitRange,
     field_manager: &str,
 ) -> Result<LimitRangeApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "LimitRange",
-    )
+    extract_limit_range_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`LimitRangeItem`](crate::core::v1::LimitRangeItem): every field optional, only the set ones sent.
@@ -6081,6 +6173,26 @@ impl kclient_apimachinery::Apply for NamespaceApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractNamespaceFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_namespace_from(
+    obj: &crate::core::v1::Namespace,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<NamespaceApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Namespace",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractNamespace`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -6090,14 +6202,7 @@ pub fn extract_namespace(
     obj: &crate::core::v1::Namespace,
     field_manager: &str,
 ) -> Result<NamespaceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "Namespace",
-    )
+    extract_namespace_from(obj, field_manager, "")
 }
 
 /// As [`extract_namespace`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractNamespaceStatus`): what it sent with `apply_status`.
@@ -6109,14 +6214,7 @@ pub fn extract_namespace_status(
     obj: &crate::core::v1::Namespace,
     field_manager: &str,
 ) -> Result<NamespaceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "Namespace",
-    )
+    extract_namespace_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`NamespaceCondition`](crate::core::v1::NamespaceCondition): every field optional, only the set ones sent.
@@ -6442,6 +6540,26 @@ impl kclient_apimachinery::Apply for NodeApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractNodeFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_node_from(
+    obj: &crate::core::v1::Node,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<NodeApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Node",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractNode`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -6451,7 +6569,7 @@ pub fn extract_node(
     obj: &crate::core::v1::Node,
     field_manager: &str,
 ) -> Result<NodeApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, "", "v1", "Node")
+    extract_node_from(obj, field_manager, "")
 }
 
 /// As [`extract_node`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractNodeStatus`): what it sent with `apply_status`.
@@ -6463,14 +6581,7 @@ pub fn extract_node_status(
     obj: &crate::core::v1::Node,
     field_manager: &str,
 ) -> Result<NodeApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "Node",
-    )
+    extract_node_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`NodeAddress`](crate::core::v1::NodeAddress): every field optional, only the set ones sent.
@@ -7668,6 +7779,26 @@ impl kclient_apimachinery::Apply for PersistentVolumeApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPersistentVolumeFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_persistent_volume_from(
+    obj: &crate::core::v1::PersistentVolume,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PersistentVolumeApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "PersistentVolume",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPersistentVolume`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -7677,14 +7808,7 @@ pub fn extract_persistent_volume(
     obj: &crate::core::v1::PersistentVolume,
     field_manager: &str,
 ) -> Result<PersistentVolumeApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "PersistentVolume",
-    )
+    extract_persistent_volume_from(obj, field_manager, "")
 }
 
 /// As [`extract_persistent_volume`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractPersistentVolumeStatus`): what it sent with `apply_status`.
@@ -7696,14 +7820,7 @@ pub fn extract_persistent_volume_status(
     obj: &crate::core::v1::PersistentVolume,
     field_manager: &str,
 ) -> Result<PersistentVolumeApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "PersistentVolume",
-    )
+    extract_persistent_volume_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`PersistentVolumeClaim`](crate::core::v1::PersistentVolumeClaim): every field optional, only the set ones sent.
@@ -7917,6 +8034,26 @@ impl kclient_apimachinery::Apply for PersistentVolumeClaimApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPersistentVolumeClaimFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_persistent_volume_claim_from(
+    obj: &crate::core::v1::PersistentVolumeClaim,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PersistentVolumeClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "PersistentVolumeClaim",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPersistentVolumeClaim`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -7926,14 +8063,7 @@ pub fn extract_persistent_volume_claim(
     obj: &crate::core::v1::PersistentVolumeClaim,
     field_manager: &str,
 ) -> Result<PersistentVolumeClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "PersistentVolumeClaim",
-    )
+    extract_persistent_volume_claim_from(obj, field_manager, "")
 }
 
 /// As [`extract_persistent_volume_claim`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractPersistentVolumeClaimStatus`): what it sent with `apply_status`.
@@ -7945,14 +8075,7 @@ pub fn extract_persistent_volume_claim_status(
     obj: &crate::core::v1::PersistentVolumeClaim,
     field_manager: &str,
 ) -> Result<PersistentVolumeClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "PersistentVolumeClaim",
-    )
+    extract_persistent_volume_claim_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`PersistentVolumeClaimCondition`](crate::core::v1::PersistentVolumeClaimCondition): every field optional, only the set ones sent.
@@ -9008,6 +9131,26 @@ impl kclient_apimachinery::Apply for PodApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPodFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_pod_from(
+    obj: &crate::core::v1::Pod,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PodApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Pod",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPod`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -9017,7 +9160,31 @@ pub fn extract_pod(
     obj: &crate::core::v1::Pod,
     field_manager: &str,
 ) -> Result<PodApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, "", "v1", "Pod")
+    extract_pod_from(obj, field_manager, "")
+}
+
+/// As [`extract_pod`], for the fields `field_manager` owns through the `ephemeralcontainers` subresource (client-go's `ExtractPodEphemeralcontainers`).
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_pod_ephemeralcontainers(
+    obj: &crate::core::v1::Pod,
+    field_manager: &str,
+) -> Result<PodApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    extract_pod_from(obj, field_manager, "ephemeralcontainers")
+}
+
+/// As [`extract_pod`], for the fields `field_manager` owns through the `resize` subresource (client-go's `ExtractPodResize`).
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_pod_resize(
+    obj: &crate::core::v1::Pod,
+    field_manager: &str,
+) -> Result<PodApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    extract_pod_from(obj, field_manager, "resize")
 }
 
 /// As [`extract_pod`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractPodStatus`): what it sent with `apply_status`.
@@ -9029,14 +9196,7 @@ pub fn extract_pod_status(
     obj: &crate::core::v1::Pod,
     field_manager: &str,
 ) -> Result<PodApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "Pod",
-    )
+    extract_pod_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`PodAffinity`](crate::core::v1::PodAffinity): every field optional, only the set ones sent.
@@ -10943,6 +11103,26 @@ impl kclient_apimachinery::Apply for PodTemplateApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPodTemplateFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_pod_template_from(
+    obj: &crate::core::v1::PodTemplate,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PodTemplateApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "PodTemplate",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPodTemplate`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -10952,14 +11132,7 @@ pub fn extract_pod_template(
     obj: &crate::core::v1::PodTemplate,
     field_manager: &str,
 ) -> Result<PodTemplateApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "PodTemplate",
-    )
+    extract_pod_template_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`PodTemplateSpec`](crate::core::v1::PodTemplateSpec): every field optional, only the set ones sent.
@@ -11686,6 +11859,26 @@ impl kclient_apimachinery::Apply for ReplicationControllerApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractReplicationControllerFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_replication_controller_from(
+    obj: &crate::core::v1::ReplicationController,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ReplicationControllerApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "ReplicationController",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractReplicationController`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -11695,14 +11888,19 @@ pub fn extract_replication_controller(
     obj: &crate::core::v1::ReplicationController,
     field_manager: &str,
 ) -> Result<ReplicationControllerApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "ReplicationController",
-    )
+    extract_replication_controller_from(obj, field_manager, "")
+}
+
+/// As [`extract_replication_controller`], for the fields `field_manager` owns through the `scale` subresource (client-go's `ExtractReplicationControllerScale`): what it sent with `apply_scale`, read back as the fields of the object (`spec.replicas`), as the server records them.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_replication_controller_scale(
+    obj: &crate::core::v1::ReplicationController,
+    field_manager: &str,
+) -> Result<ReplicationControllerApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    extract_replication_controller_from(obj, field_manager, "scale")
 }
 
 /// As [`extract_replication_controller`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractReplicationControllerStatus`): what it sent with `apply_status`.
@@ -11714,14 +11912,7 @@ pub fn extract_replication_controller_status(
     obj: &crate::core::v1::ReplicationController,
     field_manager: &str,
 ) -> Result<ReplicationControllerApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "ReplicationController",
-    )
+    extract_replication_controller_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ReplicationControllerCondition`](crate::core::v1::ReplicationControllerCondition): every field optional, only the set ones sent.
@@ -12221,6 +12412,26 @@ impl kclient_apimachinery::Apply for ResourceQuotaApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourceQuotaFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_quota_from(
+    obj: &crate::core::v1::ResourceQuota,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourceQuotaApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "ResourceQuota",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourceQuota`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -12230,14 +12441,7 @@ pub fn extract_resource_quota(
     obj: &crate::core::v1::ResourceQuota,
     field_manager: &str,
 ) -> Result<ResourceQuotaApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "ResourceQuota",
-    )
+    extract_resource_quota_from(obj, field_manager, "")
 }
 
 /// As [`extract_resource_quota`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractResourceQuotaStatus`): what it sent with `apply_status`.
@@ -12249,14 +12453,7 @@ pub fn extract_resource_quota_status(
     obj: &crate::core::v1::ResourceQuota,
     field_manager: &str,
 ) -> Result<ResourceQuotaApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "ResourceQuota",
-    )
+    extract_resource_quota_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ResourceQuotaSpec`](crate::core::v1::ResourceQuotaSpec): every field optional, only the set ones sent.
@@ -13058,6 +13255,26 @@ impl kclient_apimachinery::Apply for SecretApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractSecretFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_secret_from(
+    obj: &crate::core::v1::Secret,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<SecretApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Secret",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractSecret`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -13067,7 +13284,7 @@ pub fn extract_secret(
     obj: &crate::core::v1::Secret,
     field_manager: &str,
 ) -> Result<SecretApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, "", "v1", "Secret")
+    extract_secret_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`SecretEnvSource`](crate::core::v1::SecretEnvSource): every field optional, only the set ones sent.
@@ -13599,6 +13816,26 @@ impl kclient_apimachinery::Apply for ServiceApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractServiceFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_service_from(
+    obj: &crate::core::v1::Service,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ServiceApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "Service",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractService`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -13608,7 +13845,7 @@ pub fn extract_service(
     obj: &crate::core::v1::Service,
     field_manager: &str,
 ) -> Result<ServiceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(obj, &obj.metadata, field_manager, "", "v1", "Service")
+    extract_service_from(obj, field_manager, "")
 }
 
 /// As [`extract_service`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractServiceStatus`): what it sent with `apply_status`.
@@ -13620,14 +13857,7 @@ pub fn extract_service_status(
     obj: &crate::core::v1::Service,
     field_manager: &str,
 ) -> Result<ServiceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "v1",
-        "Service",
-    )
+    extract_service_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ServiceAccount`](crate::core::v1::ServiceAccount): every field optional, only the set ones sent.
@@ -13869,6 +14099,26 @@ impl kclient_apimachinery::Apply for ServiceAccountApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractServiceAccountFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_service_account_from(
+    obj: &crate::core::v1::ServiceAccount,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ServiceAccountApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "v1",
+        "ServiceAccount",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractServiceAccount`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -13878,14 +14128,7 @@ pub fn extract_service_account(
     obj: &crate::core::v1::ServiceAccount,
     field_manager: &str,
 ) -> Result<ServiceAccountApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "v1",
-        "ServiceAccount",
-    )
+    extract_service_account_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ServiceAccountTokenProjection`](crate::core::v1::ServiceAccountTokenProjection): every field optional, only the set ones sent.

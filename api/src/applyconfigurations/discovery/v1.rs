@@ -483,6 +483,26 @@ impl kclient_apimachinery::Apply for EndpointSliceApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractEndpointSliceFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_endpoint_slice_from(
+    obj: &crate::discovery::v1::EndpointSlice,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<EndpointSliceApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractEndpointSlice`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -492,14 +512,7 @@ pub fn extract_endpoint_slice(
     obj: &crate::discovery::v1::EndpointSlice,
     field_manager: &str,
 ) -> Result<EndpointSliceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "discovery.k8s.io/v1",
-        "EndpointSlice",
-    )
+    extract_endpoint_slice_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ForNode`](crate::discovery::v1::ForNode): every field optional, only the set ones sent.

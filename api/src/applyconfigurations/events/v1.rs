@@ -353,6 +353,26 @@ impl kclient_apimachinery::Apply for EventApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractEventFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_event_from(
+    obj: &crate::events::v1::Event,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<EventApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "events.k8s.io/v1",
+        "Event",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractEvent`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -362,14 +382,7 @@ pub fn extract_event(
     obj: &crate::events::v1::Event,
     field_manager: &str,
 ) -> Result<EventApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "events.k8s.io/v1",
-        "Event",
-    )
+    extract_event_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`EventSeries`](crate::events::v1::EventSeries): every field optional, only the set ones sent.

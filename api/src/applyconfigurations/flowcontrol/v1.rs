@@ -271,6 +271,26 @@ impl kclient_apimachinery::Apply for FlowSchemaApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractFlowSchemaFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_flow_schema_from(
+    obj: &crate::flowcontrol::v1::FlowSchema,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<FlowSchemaApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "flowcontrol.apiserver.k8s.io/v1",
+        "FlowSchema",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractFlowSchema`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -280,14 +300,7 @@ pub fn extract_flow_schema(
     obj: &crate::flowcontrol::v1::FlowSchema,
     field_manager: &str,
 ) -> Result<FlowSchemaApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "flowcontrol.apiserver.k8s.io/v1",
-        "FlowSchema",
-    )
+    extract_flow_schema_from(obj, field_manager, "")
 }
 
 /// As [`extract_flow_schema`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractFlowSchemaStatus`): what it sent with `apply_status`.
@@ -299,14 +312,7 @@ pub fn extract_flow_schema_status(
     obj: &crate::flowcontrol::v1::FlowSchema,
     field_manager: &str,
 ) -> Result<FlowSchemaApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "flowcontrol.apiserver.k8s.io/v1",
-        "FlowSchema",
-    )
+    extract_flow_schema_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`FlowSchemaCondition`](crate::flowcontrol::v1::FlowSchemaCondition): every field optional, only the set ones sent.
@@ -882,6 +888,27 @@ impl kclient_apimachinery::Apply for PriorityLevelConfigurationApplyConfiguratio
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPriorityLevelConfigurationFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_priority_level_configuration_from(
+    obj: &crate::flowcontrol::v1::PriorityLevelConfiguration,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PriorityLevelConfigurationApplyConfiguration, crate::applyconfigurations::ExtractError>
+{
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "flowcontrol.apiserver.k8s.io/v1",
+        "PriorityLevelConfiguration",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPriorityLevelConfiguration`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -892,14 +919,7 @@ pub fn extract_priority_level_configuration(
     field_manager: &str,
 ) -> Result<PriorityLevelConfigurationApplyConfiguration, crate::applyconfigurations::ExtractError>
 {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "flowcontrol.apiserver.k8s.io/v1",
-        "PriorityLevelConfiguration",
-    )
+    extract_priority_level_configuration_from(obj, field_manager, "")
 }
 
 /// As [`extract_priority_level_configuration`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractPriorityLevelConfigurationStatus`): what it sent with `apply_status`.
@@ -912,14 +932,7 @@ pub fn extract_priority_level_configuration_status(
     field_manager: &str,
 ) -> Result<PriorityLevelConfigurationApplyConfiguration, crate::applyconfigurations::ExtractError>
 {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "flowcontrol.apiserver.k8s.io/v1",
-        "PriorityLevelConfiguration",
-    )
+    extract_priority_level_configuration_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`PriorityLevelConfigurationCondition`](crate::flowcontrol::v1::PriorityLevelConfigurationCondition): every field optional, only the set ones sent.

@@ -284,6 +284,26 @@ impl kclient_apimachinery::Apply for IPAddressApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractIPAddressFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_ip_address_from(
+    obj: &crate::networking::v1::IPAddress,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<IPAddressApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "networking.k8s.io/v1",
+        "IPAddress",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractIPAddress`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -293,14 +313,7 @@ pub fn extract_ip_address(
     obj: &crate::networking::v1::IPAddress,
     field_manager: &str,
 ) -> Result<IPAddressApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "networking.k8s.io/v1",
-        "IPAddress",
-    )
+    extract_ip_address_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`IPAddressSpec`](crate::networking::v1::IPAddressSpec): every field optional, only the set ones sent.
@@ -560,6 +573,26 @@ impl kclient_apimachinery::Apply for IngressApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractIngressFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_ingress_from(
+    obj: &crate::networking::v1::Ingress,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<IngressApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "networking.k8s.io/v1",
+        "Ingress",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractIngress`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -569,14 +602,7 @@ pub fn extract_ingress(
     obj: &crate::networking::v1::Ingress,
     field_manager: &str,
 ) -> Result<IngressApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "networking.k8s.io/v1",
-        "Ingress",
-    )
+    extract_ingress_from(obj, field_manager, "")
 }
 
 /// As [`extract_ingress`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractIngressStatus`): what it sent with `apply_status`.
@@ -588,14 +614,7 @@ pub fn extract_ingress_status(
     obj: &crate::networking::v1::Ingress,
     field_manager: &str,
 ) -> Result<IngressApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "networking.k8s.io/v1",
-        "Ingress",
-    )
+    extract_ingress_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`IngressBackend`](crate::networking::v1::IngressBackend): every field optional, only the set ones sent.
@@ -828,6 +847,26 @@ impl kclient_apimachinery::Apply for IngressClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractIngressClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_ingress_class_from(
+    obj: &crate::networking::v1::IngressClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<IngressClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "networking.k8s.io/v1",
+        "IngressClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractIngressClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -837,14 +876,7 @@ pub fn extract_ingress_class(
     obj: &crate::networking::v1::IngressClass,
     field_manager: &str,
 ) -> Result<IngressClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "networking.k8s.io/v1",
-        "IngressClass",
-    )
+    extract_ingress_class_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`IngressClassParametersReference`](crate::networking::v1::IngressClassParametersReference): every field optional, only the set ones sent.
@@ -1417,6 +1449,26 @@ impl kclient_apimachinery::Apply for NetworkPolicyApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractNetworkPolicyFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_network_policy_from(
+    obj: &crate::networking::v1::NetworkPolicy,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<NetworkPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractNetworkPolicy`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1426,14 +1478,7 @@ pub fn extract_network_policy(
     obj: &crate::networking::v1::NetworkPolicy,
     field_manager: &str,
 ) -> Result<NetworkPolicyApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "networking.k8s.io/v1",
-        "NetworkPolicy",
-    )
+    extract_network_policy_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`NetworkPolicyEgressRule`](crate::networking::v1::NetworkPolicyEgressRule): every field optional, only the set ones sent.
@@ -1958,6 +2003,26 @@ impl kclient_apimachinery::Apply for ServiceCIDRApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractServiceCIDRFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_service_cidr_from(
+    obj: &crate::networking::v1::ServiceCIDR,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ServiceCIDRApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "networking.k8s.io/v1",
+        "ServiceCIDR",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractServiceCIDR`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1967,14 +2032,7 @@ pub fn extract_service_cidr(
     obj: &crate::networking::v1::ServiceCIDR,
     field_manager: &str,
 ) -> Result<ServiceCIDRApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "networking.k8s.io/v1",
-        "ServiceCIDR",
-    )
+    extract_service_cidr_from(obj, field_manager, "")
 }
 
 /// As [`extract_service_cidr`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractServiceCIDRStatus`): what it sent with `apply_status`.
@@ -1986,14 +2044,7 @@ pub fn extract_service_cidr_status(
     obj: &crate::networking::v1::ServiceCIDR,
     field_manager: &str,
 ) -> Result<ServiceCIDRApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "networking.k8s.io/v1",
-        "ServiceCIDR",
-    )
+    extract_service_cidr_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ServiceCIDRSpec`](crate::networking::v1::ServiceCIDRSpec): every field optional, only the set ones sent.

@@ -208,6 +208,26 @@ impl kclient_apimachinery::Apply for IPAddressApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractIPAddressFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_ip_address_from(
+    obj: &crate::networking::v1beta1::IPAddress,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<IPAddressApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "networking.k8s.io/v1beta1",
+        "IPAddress",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractIPAddress`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -217,14 +237,7 @@ pub fn extract_ip_address(
     obj: &crate::networking::v1beta1::IPAddress,
     field_manager: &str,
 ) -> Result<IPAddressApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "networking.k8s.io/v1beta1",
-        "IPAddress",
-    )
+    extract_ip_address_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`IPAddressSpec`](crate::networking::v1beta1::IPAddressSpec): every field optional, only the set ones sent.
@@ -497,6 +510,26 @@ impl kclient_apimachinery::Apply for ServiceCIDRApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractServiceCIDRFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_service_cidr_from(
+    obj: &crate::networking::v1beta1::ServiceCIDR,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ServiceCIDRApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "networking.k8s.io/v1beta1",
+        "ServiceCIDR",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractServiceCIDR`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -506,14 +539,7 @@ pub fn extract_service_cidr(
     obj: &crate::networking::v1beta1::ServiceCIDR,
     field_manager: &str,
 ) -> Result<ServiceCIDRApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "networking.k8s.io/v1beta1",
-        "ServiceCIDR",
-    )
+    extract_service_cidr_from(obj, field_manager, "")
 }
 
 /// As [`extract_service_cidr`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractServiceCIDRStatus`): what it sent with `apply_status`.
@@ -525,14 +551,7 @@ pub fn extract_service_cidr_status(
     obj: &crate::networking::v1beta1::ServiceCIDR,
     field_manager: &str,
 ) -> Result<ServiceCIDRApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "networking.k8s.io/v1beta1",
-        "ServiceCIDR",
-    )
+    extract_service_cidr_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ServiceCIDRSpec`](crate::networking::v1beta1::ServiceCIDRSpec): every field optional, only the set ones sent.

@@ -252,6 +252,26 @@ impl kclient_apimachinery::Apply for RuntimeClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractRuntimeClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_runtime_class_from(
+    obj: &crate::node::v1::RuntimeClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<RuntimeClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "node.k8s.io/v1",
+        "RuntimeClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractRuntimeClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -261,14 +281,7 @@ pub fn extract_runtime_class(
     obj: &crate::node::v1::RuntimeClass,
     field_manager: &str,
 ) -> Result<RuntimeClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "node.k8s.io/v1",
-        "RuntimeClass",
-    )
+    extract_runtime_class_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`Scheduling`](crate::node::v1::Scheduling): every field optional, only the set ones sent.

@@ -409,6 +409,26 @@ impl kclient_apimachinery::Apply for PodDisruptionBudgetApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPodDisruptionBudgetFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_pod_disruption_budget_from(
+    obj: &crate::policy::v1::PodDisruptionBudget,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PodDisruptionBudgetApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "policy/v1",
+        "PodDisruptionBudget",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPodDisruptionBudget`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -418,14 +438,7 @@ pub fn extract_pod_disruption_budget(
     obj: &crate::policy::v1::PodDisruptionBudget,
     field_manager: &str,
 ) -> Result<PodDisruptionBudgetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "policy/v1",
-        "PodDisruptionBudget",
-    )
+    extract_pod_disruption_budget_from(obj, field_manager, "")
 }
 
 /// As [`extract_pod_disruption_budget`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractPodDisruptionBudgetStatus`): what it sent with `apply_status`.
@@ -437,14 +450,7 @@ pub fn extract_pod_disruption_budget_status(
     obj: &crate::policy::v1::PodDisruptionBudget,
     field_manager: &str,
 ) -> Result<PodDisruptionBudgetApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "policy/v1",
-        "PodDisruptionBudget",
-    )
+    extract_pod_disruption_budget_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`PodDisruptionBudgetSpec`](crate::policy::v1::PodDisruptionBudgetSpec): every field optional, only the set ones sent.

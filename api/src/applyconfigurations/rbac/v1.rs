@@ -257,6 +257,26 @@ impl kclient_apimachinery::Apply for ClusterRoleApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractClusterRoleFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_cluster_role_from(
+    obj: &crate::rbac::v1::ClusterRole,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ClusterRoleApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractClusterRole`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -266,14 +286,7 @@ pub fn extract_cluster_role(
     obj: &crate::rbac::v1::ClusterRole,
     field_manager: &str,
 ) -> Result<ClusterRoleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "rbac.authorization.k8s.io/v1",
-        "ClusterRole",
-    )
+    extract_cluster_role_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ClusterRoleBinding`](crate::rbac::v1::ClusterRoleBinding): every field optional, only the set ones sent.
@@ -490,6 +503,26 @@ impl kclient_apimachinery::Apply for ClusterRoleBindingApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractClusterRoleBindingFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_cluster_role_binding_from(
+    obj: &crate::rbac::v1::ClusterRoleBinding,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ClusterRoleBindingApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractClusterRoleBinding`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -499,14 +532,7 @@ pub fn extract_cluster_role_binding(
     obj: &crate::rbac::v1::ClusterRoleBinding,
     field_manager: &str,
 ) -> Result<ClusterRoleBindingApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "rbac.authorization.k8s.io/v1",
-        "ClusterRoleBinding",
-    )
+    extract_cluster_role_binding_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`PolicyRule`](crate::rbac::v1::PolicyRule): every field optional, only the set ones sent.
@@ -803,6 +829,26 @@ impl kclient_apimachinery::Apply for RoleApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractRoleFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_role_from(
+    obj: &crate::rbac::v1::Role,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<RoleApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "rbac.authorization.k8s.io/v1",
+        "Role",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractRole`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -812,14 +858,7 @@ pub fn extract_role(
     obj: &crate::rbac::v1::Role,
     field_manager: &str,
 ) -> Result<RoleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "rbac.authorization.k8s.io/v1",
-        "Role",
-    )
+    extract_role_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`RoleBinding`](crate::rbac::v1::RoleBinding): every field optional, only the set ones sent.
@@ -1040,6 +1079,26 @@ impl kclient_apimachinery::Apply for RoleBindingApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractRoleBindingFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_role_binding_from(
+    obj: &crate::rbac::v1::RoleBinding,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<RoleBindingApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "rbac.authorization.k8s.io/v1",
+        "RoleBinding",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractRoleBinding`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1049,14 +1108,7 @@ pub fn extract_role_binding(
     obj: &crate::rbac::v1::RoleBinding,
     field_manager: &str,
 ) -> Result<RoleBindingApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "rbac.authorization.k8s.io/v1",
-        "RoleBinding",
-    )
+    extract_role_binding_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`RoleRef`](crate::rbac::v1::RoleRef): every field optional, only the set ones sent.

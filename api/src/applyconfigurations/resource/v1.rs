@@ -1153,6 +1153,26 @@ impl kclient_apimachinery::Apply for DeviceClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractDeviceClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_device_class_from(
+    obj: &crate::resource::v1::DeviceClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<DeviceClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1",
+        "DeviceClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractDeviceClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1162,14 +1182,7 @@ pub fn extract_device_class(
     obj: &crate::resource::v1::DeviceClass,
     field_manager: &str,
 ) -> Result<DeviceClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1",
-        "DeviceClass",
-    )
+    extract_device_class_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`DeviceClassConfiguration`](crate::resource::v1::DeviceClassConfiguration): every field optional, only the set ones sent.
@@ -2267,6 +2280,26 @@ impl kclient_apimachinery::Apply for ResourceClaimApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourceClaimFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_claim_from(
+    obj: &crate::resource::v1::ResourceClaim,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourceClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1",
+        "ResourceClaim",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourceClaim`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2276,14 +2309,7 @@ pub fn extract_resource_claim(
     obj: &crate::resource::v1::ResourceClaim,
     field_manager: &str,
 ) -> Result<ResourceClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1",
-        "ResourceClaim",
-    )
+    extract_resource_claim_from(obj, field_manager, "")
 }
 
 /// As [`extract_resource_claim`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractResourceClaimStatus`): what it sent with `apply_status`.
@@ -2295,14 +2321,7 @@ pub fn extract_resource_claim_status(
     obj: &crate::resource::v1::ResourceClaim,
     field_manager: &str,
 ) -> Result<ResourceClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "resource.k8s.io/v1",
-        "ResourceClaim",
-    )
+    extract_resource_claim_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ResourceClaimConsumerReference`](crate::resource::v1::ResourceClaimConsumerReference): every field optional, only the set ones sent.
@@ -2628,6 +2647,26 @@ impl kclient_apimachinery::Apply for ResourceClaimTemplateApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourceClaimTemplateFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_claim_template_from(
+    obj: &crate::resource::v1::ResourceClaimTemplate,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourceClaimTemplateApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1",
+        "ResourceClaimTemplate",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourceClaimTemplate`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2637,14 +2676,7 @@ pub fn extract_resource_claim_template(
     obj: &crate::resource::v1::ResourceClaimTemplate,
     field_manager: &str,
 ) -> Result<ResourceClaimTemplateApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1",
-        "ResourceClaimTemplate",
-    )
+    extract_resource_claim_template_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ResourceClaimTemplateSpec`](crate::resource::v1::ResourceClaimTemplateSpec): every field optional, only the set ones sent.
@@ -2927,6 +2959,26 @@ impl kclient_apimachinery::Apply for ResourceSliceApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourceSliceFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_slice_from(
+    obj: &crate::resource::v1::ResourceSlice,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourceSliceApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1",
+        "ResourceSlice",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourceSlice`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2936,14 +2988,7 @@ pub fn extract_resource_slice(
     obj: &crate::resource::v1::ResourceSlice,
     field_manager: &str,
 ) -> Result<ResourceSliceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1",
-        "ResourceSlice",
-    )
+    extract_resource_slice_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ResourceSliceSpec`](crate::resource::v1::ResourceSliceSpec): every field optional, only the set ones sent.

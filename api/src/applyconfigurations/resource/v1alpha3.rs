@@ -268,6 +268,26 @@ impl kclient_apimachinery::Apply for DeviceTaintRuleApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractDeviceTaintRuleFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_device_taint_rule_from(
+    obj: &crate::resource::v1alpha3::DeviceTaintRule,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<DeviceTaintRuleApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1alpha3",
+        "DeviceTaintRule",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractDeviceTaintRule`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -277,14 +297,7 @@ pub fn extract_device_taint_rule(
     obj: &crate::resource::v1alpha3::DeviceTaintRule,
     field_manager: &str,
 ) -> Result<DeviceTaintRuleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1alpha3",
-        "DeviceTaintRule",
-    )
+    extract_device_taint_rule_from(obj, field_manager, "")
 }
 
 /// As [`extract_device_taint_rule`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractDeviceTaintRuleStatus`): what it sent with `apply_status`.
@@ -296,14 +309,7 @@ pub fn extract_device_taint_rule_status(
     obj: &crate::resource::v1alpha3::DeviceTaintRule,
     field_manager: &str,
 ) -> Result<DeviceTaintRuleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "resource.k8s.io/v1alpha3",
-        "DeviceTaintRule",
-    )
+    extract_device_taint_rule_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`DeviceTaintRuleSpec`](crate::resource::v1alpha3::DeviceTaintRuleSpec): every field optional, only the set ones sent.
@@ -717,6 +723,26 @@ impl kclient_apimachinery::Apply for ResourcePoolStatusRequestApplyConfiguration
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourcePoolStatusRequestFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_pool_status_request_from(
+    obj: &crate::resource::v1alpha3::ResourcePoolStatusRequest,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourcePoolStatusRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1alpha3",
+        "ResourcePoolStatusRequest",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourcePoolStatusRequest`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -726,14 +752,7 @@ pub fn extract_resource_pool_status_request(
     obj: &crate::resource::v1alpha3::ResourcePoolStatusRequest,
     field_manager: &str,
 ) -> Result<ResourcePoolStatusRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1alpha3",
-        "ResourcePoolStatusRequest",
-    )
+    extract_resource_pool_status_request_from(obj, field_manager, "")
 }
 
 /// As [`extract_resource_pool_status_request`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractResourcePoolStatusRequestStatus`): what it sent with `apply_status`.
@@ -745,14 +764,7 @@ pub fn extract_resource_pool_status_request_status(
     obj: &crate::resource::v1alpha3::ResourcePoolStatusRequest,
     field_manager: &str,
 ) -> Result<ResourcePoolStatusRequestApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "resource.k8s.io/v1alpha3",
-        "ResourcePoolStatusRequest",
-    )
+    extract_resource_pool_status_request_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ResourcePoolStatusRequestSpec`](crate::resource::v1alpha3::ResourcePoolStatusRequestSpec): every field optional, only the set ones sent.

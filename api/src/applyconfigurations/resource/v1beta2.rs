@@ -1150,6 +1150,26 @@ impl kclient_apimachinery::Apply for DeviceClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractDeviceClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_device_class_from(
+    obj: &crate::resource::v1beta2::DeviceClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<DeviceClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1beta2",
+        "DeviceClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractDeviceClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1159,14 +1179,7 @@ pub fn extract_device_class(
     obj: &crate::resource::v1beta2::DeviceClass,
     field_manager: &str,
 ) -> Result<DeviceClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1beta2",
-        "DeviceClass",
-    )
+    extract_device_class_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`DeviceClassConfiguration`](crate::resource::v1beta2::DeviceClassConfiguration): every field optional, only the set ones sent.
@@ -1940,6 +1953,26 @@ impl kclient_apimachinery::Apply for DeviceTaintRuleApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractDeviceTaintRuleFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_device_taint_rule_from(
+    obj: &crate::resource::v1beta2::DeviceTaintRule,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<DeviceTaintRuleApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1beta2",
+        "DeviceTaintRule",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractDeviceTaintRule`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1949,14 +1982,7 @@ pub fn extract_device_taint_rule(
     obj: &crate::resource::v1beta2::DeviceTaintRule,
     field_manager: &str,
 ) -> Result<DeviceTaintRuleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1beta2",
-        "DeviceTaintRule",
-    )
+    extract_device_taint_rule_from(obj, field_manager, "")
 }
 
 /// As [`extract_device_taint_rule`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractDeviceTaintRuleStatus`): what it sent with `apply_status`.
@@ -1968,14 +1994,7 @@ pub fn extract_device_taint_rule_status(
     obj: &crate::resource::v1beta2::DeviceTaintRule,
     field_manager: &str,
 ) -> Result<DeviceTaintRuleApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "resource.k8s.io/v1beta2",
-        "DeviceTaintRule",
-    )
+    extract_device_taint_rule_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`DeviceTaintRuleSpec`](crate::resource::v1beta2::DeviceTaintRuleSpec): every field optional, only the set ones sent.
@@ -2589,6 +2608,26 @@ impl kclient_apimachinery::Apply for ResourceClaimApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourceClaimFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_claim_from(
+    obj: &crate::resource::v1beta2::ResourceClaim,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourceClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1beta2",
+        "ResourceClaim",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourceClaim`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2598,14 +2637,7 @@ pub fn extract_resource_claim(
     obj: &crate::resource::v1beta2::ResourceClaim,
     field_manager: &str,
 ) -> Result<ResourceClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1beta2",
-        "ResourceClaim",
-    )
+    extract_resource_claim_from(obj, field_manager, "")
 }
 
 /// As [`extract_resource_claim`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractResourceClaimStatus`): what it sent with `apply_status`.
@@ -2617,14 +2649,7 @@ pub fn extract_resource_claim_status(
     obj: &crate::resource::v1beta2::ResourceClaim,
     field_manager: &str,
 ) -> Result<ResourceClaimApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "resource.k8s.io/v1beta2",
-        "ResourceClaim",
-    )
+    extract_resource_claim_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`ResourceClaimConsumerReference`](crate::resource::v1beta2::ResourceClaimConsumerReference): every field optional, only the set ones sent.
@@ -2952,6 +2977,26 @@ impl kclient_apimachinery::Apply for ResourceClaimTemplateApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourceClaimTemplateFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_claim_template_from(
+    obj: &crate::resource::v1beta2::ResourceClaimTemplate,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourceClaimTemplateApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1beta2",
+        "ResourceClaimTemplate",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourceClaimTemplate`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -2961,14 +3006,7 @@ pub fn extract_resource_claim_template(
     obj: &crate::resource::v1beta2::ResourceClaimTemplate,
     field_manager: &str,
 ) -> Result<ResourceClaimTemplateApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1beta2",
-        "ResourceClaimTemplate",
-    )
+    extract_resource_claim_template_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ResourceClaimTemplateSpec`](crate::resource::v1beta2::ResourceClaimTemplateSpec): every field optional, only the set ones sent.
@@ -3253,6 +3291,26 @@ impl kclient_apimachinery::Apply for ResourceSliceApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractResourceSliceFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_resource_slice_from(
+    obj: &crate::resource::v1beta2::ResourceSlice,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<ResourceSliceApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "resource.k8s.io/v1beta2",
+        "ResourceSlice",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractResourceSlice`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -3262,14 +3320,7 @@ pub fn extract_resource_slice(
     obj: &crate::resource::v1beta2::ResourceSlice,
     field_manager: &str,
 ) -> Result<ResourceSliceApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "resource.k8s.io/v1beta2",
-        "ResourceSlice",
-    )
+    extract_resource_slice_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`ResourceSliceSpec`](crate::resource::v1beta2::ResourceSliceSpec): every field optional, only the set ones sent.

@@ -239,6 +239,26 @@ impl kclient_apimachinery::Apply for PriorityClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPriorityClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_priority_class_from(
+    obj: &crate::scheduling::v1::PriorityClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PriorityClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "scheduling.k8s.io/v1",
+        "PriorityClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPriorityClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -248,12 +268,5 @@ pub fn extract_priority_class(
     obj: &crate::scheduling::v1::PriorityClass,
     field_manager: &str,
 ) -> Result<PriorityClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "scheduling.k8s.io/v1",
-        "PriorityClass",
-    )
+    extract_priority_class_from(obj, field_manager, "")
 }

@@ -247,6 +247,26 @@ impl kclient_apimachinery::Apply for PodGroupApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractPodGroupFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_pod_group_from(
+    obj: &crate::scheduling::v1alpha2::PodGroup,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<PodGroupApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "scheduling.k8s.io/v1alpha2",
+        "PodGroup",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractPodGroup`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -256,14 +276,7 @@ pub fn extract_pod_group(
     obj: &crate::scheduling::v1alpha2::PodGroup,
     field_manager: &str,
 ) -> Result<PodGroupApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "scheduling.k8s.io/v1alpha2",
-        "PodGroup",
-    )
+    extract_pod_group_from(obj, field_manager, "")
 }
 
 /// As [`extract_pod_group`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractPodGroupStatus`): what it sent with `apply_status`.
@@ -275,14 +288,7 @@ pub fn extract_pod_group_status(
     obj: &crate::scheduling::v1alpha2::PodGroup,
     field_manager: &str,
 ) -> Result<PodGroupApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "scheduling.k8s.io/v1alpha2",
-        "PodGroup",
-    )
+    extract_pod_group_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`PodGroupResourceClaim`](crate::scheduling::v1alpha2::PodGroupResourceClaim): every field optional, only the set ones sent.
@@ -943,6 +949,26 @@ impl kclient_apimachinery::Apply for WorkloadApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractWorkloadFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_workload_from(
+    obj: &crate::scheduling::v1alpha2::Workload,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<WorkloadApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "scheduling.k8s.io/v1alpha2",
+        "Workload",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractWorkload`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -952,14 +978,7 @@ pub fn extract_workload(
     obj: &crate::scheduling::v1alpha2::Workload,
     field_manager: &str,
 ) -> Result<WorkloadApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "scheduling.k8s.io/v1alpha2",
-        "Workload",
-    )
+    extract_workload_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`WorkloadPodGroupTemplateReference`](crate::scheduling::v1alpha2::WorkloadPodGroupTemplateReference): every field optional, only the set ones sent.

@@ -208,6 +208,26 @@ impl kclient_apimachinery::Apply for CSIDriverApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractCSIDriverFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_csi_driver_from(
+    obj: &crate::storage::v1::CSIDriver,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<CSIDriverApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storage.k8s.io/v1",
+        "CSIDriver",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractCSIDriver`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -217,14 +237,7 @@ pub fn extract_csi_driver(
     obj: &crate::storage::v1::CSIDriver,
     field_manager: &str,
 ) -> Result<CSIDriverApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storage.k8s.io/v1",
-        "CSIDriver",
-    )
+    extract_csi_driver_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`CSIDriverSpec`](crate::storage::v1::CSIDriverSpec): every field optional, only the set ones sent.
@@ -622,6 +635,26 @@ impl kclient_apimachinery::Apply for CSINodeApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractCSINodeFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_csi_node_from(
+    obj: &crate::storage::v1::CSINode,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<CSINodeApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storage.k8s.io/v1",
+        "CSINode",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractCSINode`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -631,14 +664,7 @@ pub fn extract_csi_node(
     obj: &crate::storage::v1::CSINode,
     field_manager: &str,
 ) -> Result<CSINodeApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storage.k8s.io/v1",
-        "CSINode",
-    )
+    extract_csi_node_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`CSINodeDriver`](crate::storage::v1::CSINodeDriver): every field optional, only the set ones sent.
@@ -969,6 +995,26 @@ impl kclient_apimachinery::Apply for CSIStorageCapacityApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractCSIStorageCapacityFrom`; `apiVersion`, `kind`, name and namespace are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_csi_storage_capacity_from(
+    obj: &crate::storage::v1::CSIStorageCapacity,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<CSIStorageCapacityApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storage.k8s.io/v1",
+        "CSIStorageCapacity",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractCSIStorageCapacity`; `apiVersion`, `kind`, name and namespace are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -978,14 +1024,7 @@ pub fn extract_csi_storage_capacity(
     obj: &crate::storage::v1::CSIStorageCapacity,
     field_manager: &str,
 ) -> Result<CSIStorageCapacityApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storage.k8s.io/v1",
-        "CSIStorageCapacity",
-    )
+    extract_csi_storage_capacity_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`StorageClass`](crate::storage::v1::StorageClass): every field optional, only the set ones sent.
@@ -1282,6 +1321,26 @@ impl kclient_apimachinery::Apply for StorageClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractStorageClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_storage_class_from(
+    obj: &crate::storage::v1::StorageClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<StorageClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storage.k8s.io/v1",
+        "StorageClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractStorageClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1291,14 +1350,7 @@ pub fn extract_storage_class(
     obj: &crate::storage::v1::StorageClass,
     field_manager: &str,
 ) -> Result<StorageClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storage.k8s.io/v1",
-        "StorageClass",
-    )
+    extract_storage_class_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`TokenRequest`](crate::storage::v1::TokenRequest): every field optional, only the set ones sent.
@@ -1537,6 +1589,26 @@ impl kclient_apimachinery::Apply for VolumeAttachmentApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractVolumeAttachmentFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_volume_attachment_from(
+    obj: &crate::storage::v1::VolumeAttachment,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<VolumeAttachmentApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storage.k8s.io/v1",
+        "VolumeAttachment",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractVolumeAttachment`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1546,14 +1618,7 @@ pub fn extract_volume_attachment(
     obj: &crate::storage::v1::VolumeAttachment,
     field_manager: &str,
 ) -> Result<VolumeAttachmentApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storage.k8s.io/v1",
-        "VolumeAttachment",
-    )
+    extract_volume_attachment_from(obj, field_manager, "")
 }
 
 /// As [`extract_volume_attachment`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractVolumeAttachmentStatus`): what it sent with `apply_status`.
@@ -1565,14 +1630,7 @@ pub fn extract_volume_attachment_status(
     obj: &crate::storage::v1::VolumeAttachment,
     field_manager: &str,
 ) -> Result<VolumeAttachmentApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "storage.k8s.io/v1",
-        "VolumeAttachment",
-    )
+    extract_volume_attachment_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`VolumeAttachmentSource`](crate::storage::v1::VolumeAttachmentSource): every field optional, only the set ones sent.
@@ -1913,6 +1971,26 @@ impl kclient_apimachinery::Apply for VolumeAttributesClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractVolumeAttributesClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_volume_attributes_class_from(
+    obj: &crate::storage::v1::VolumeAttributesClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<VolumeAttributesClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storage.k8s.io/v1",
+        "VolumeAttributesClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractVolumeAttributesClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -1922,14 +2000,7 @@ pub fn extract_volume_attributes_class(
     obj: &crate::storage::v1::VolumeAttributesClass,
     field_manager: &str,
 ) -> Result<VolumeAttributesClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storage.k8s.io/v1",
-        "VolumeAttributesClass",
-    )
+    extract_volume_attributes_class_from(obj, field_manager, "")
 }
 
 /// The apply configuration of [`VolumeError`](crate::storage::v1::VolumeError): every field optional, only the set ones sent.

@@ -226,6 +226,26 @@ impl kclient_apimachinery::Apply for VolumeAttributesClassApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractVolumeAttributesClassFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_volume_attributes_class_from(
+    obj: &crate::storage::v1beta1::VolumeAttributesClass,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<VolumeAttributesClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storage.k8s.io/v1beta1",
+        "VolumeAttributesClass",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractVolumeAttributesClass`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -235,12 +255,5 @@ pub fn extract_volume_attributes_class(
     obj: &crate::storage::v1beta1::VolumeAttributesClass,
     field_manager: &str,
 ) -> Result<VolumeAttributesClassApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storage.k8s.io/v1beta1",
-        "VolumeAttributesClass",
-    )
+    extract_volume_attributes_class_from(obj, field_manager, "")
 }

@@ -219,6 +219,26 @@ impl kclient_apimachinery::Apply for StorageVersionMigrationApplyConfiguration {
     }
 }
 
+/// The fields of `obj` that `field_manager` owns through server-side apply on `subresource` (its `Apply` entries of `metadata.managedFields` for that subresource; `""` for the main resource), as an apply configuration, as client-go's `ExtractStorageVersionMigrationFrom`; `apiVersion`, `kind`, name are always set.
+///
+/// # Errors
+///
+/// When a managed-fields entry of that manager is not a valid field set.
+pub fn extract_storage_version_migration_from(
+    obj: &crate::storagemigration::v1beta1::StorageVersionMigration,
+    field_manager: &str,
+    subresource: &str,
+) -> Result<StorageVersionMigrationApplyConfiguration, crate::applyconfigurations::ExtractError> {
+    crate::applyconfigurations::extract_into(
+        obj,
+        &obj.metadata,
+        field_manager,
+        subresource,
+        "storagemigration.k8s.io/v1beta1",
+        "StorageVersionMigration",
+    )
+}
+
 /// The fields of `obj` that `field_manager` owns through server-side apply (its `Apply` entries of `metadata.managedFields` without a subresource), as an apply configuration, as client-go's `ExtractStorageVersionMigration`; `apiVersion`, `kind`, name are always set. Change it and apply it again to keep owning exactly those fields plus the change.
 ///
 /// # Errors
@@ -228,14 +248,7 @@ pub fn extract_storage_version_migration(
     obj: &crate::storagemigration::v1beta1::StorageVersionMigration,
     field_manager: &str,
 ) -> Result<StorageVersionMigrationApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "",
-        "storagemigration.k8s.io/v1beta1",
-        "StorageVersionMigration",
-    )
+    extract_storage_version_migration_from(obj, field_manager, "")
 }
 
 /// As [`extract_storage_version_migration`], for the fields `field_manager` owns through the `status` subresource (client-go's `ExtractStorageVersionMigrationStatus`): what it sent with `apply_status`.
@@ -247,14 +260,7 @@ pub fn extract_storage_version_migration_status(
     obj: &crate::storagemigration::v1beta1::StorageVersionMigration,
     field_manager: &str,
 ) -> Result<StorageVersionMigrationApplyConfiguration, crate::applyconfigurations::ExtractError> {
-    crate::applyconfigurations::extract_into(
-        obj,
-        &obj.metadata,
-        field_manager,
-        "status",
-        "storagemigration.k8s.io/v1beta1",
-        "StorageVersionMigration",
-    )
+    extract_storage_version_migration_from(obj, field_manager, "status")
 }
 
 /// The apply configuration of [`StorageVersionMigrationSpec`](crate::storagemigration::v1beta1::StorageVersionMigrationSpec): every field optional, only the set ones sent.
