@@ -317,11 +317,16 @@ impl SharedInformerFactory {
     ) -> SharedIndexInformer<K> {
         let resource = ApiResource::of::<K>();
         let key = typed_key::<K>();
-        self.get_or_make(key, &resource, Some(Self::typed_generic::<K>), |resync| {
-            self.build(&resource, options, resync, || {
-                RestListWatch::<K>::for_resource(self.client.clone(), self.namespace.as_deref())
-            })
-        })
+        self.get_or_make(
+            key,
+            &resource,
+            Some(Self::typed_generic::<K>),
+            |resync, name| {
+                self.build(&resource, options, resync, name, || {
+                    RestListWatch::<K>::for_resource(self.client.clone(), self.namespace.as_deref())
+                })
+            },
+        )
     }
 
     /// The shared informer of `K`, made by `new` if this is the first request for it
@@ -337,7 +342,7 @@ impl SharedInformerFactory {
             typed_key::<K>(),
             &resource,
             Some(Self::typed_generic::<K>),
-            |resync| new(&self.client, resync),
+            |resync, _| new(&self.client, resync),
         )
     }
 
@@ -468,8 +473,8 @@ impl SharedInformerFactory {
             gvr: resource.gvr(),
             holding: Holding::Dynamic,
         };
-        self.get_or_make(key, resource, None, |resync| {
-            self.build(resource, options, resync, || {
+        self.get_or_make(key, resource, None, |resync, name| {
+            self.build(resource, options, resync, name, || {
                 RestListWatch::dynamic(
                     self.client.clone(),
                     resource.clone(),
@@ -490,8 +495,8 @@ impl SharedInformerFactory {
             gvr: resource.gvr(),
             holding: Holding::Metadata,
         };
-        self.get_or_make(key, resource, None, |resync| {
-            self.build(resource, InformerOptions::new(), resync, || {
+        self.get_or_make(key, resource, None, |resync, name| {
+            self.build(resource, InformerOptions::new(), resync, name, || {
                 self.metadata_rest(resource)
             })
         })
@@ -524,12 +529,14 @@ impl SharedInformerFactory {
 
     /// Makes an informer from options: the factory's REST source (with the factory's and the
     /// options' tweaks) or the options' own source (with the options' tweak only), the
-    /// namespace index for namespaced resources plus the options' indexers.
+    /// namespace index for namespaced resources plus the options' indexers, and its reflector
+    /// named `reflector_name` (see [`reflector_name`](Self::reflector_name)).
     fn build<K: Object>(
         &self,
         resource: &ApiResource,
         options: InformerOptions<K>,
         resync: Duration,
+        reflector_name: String,
         rest: impl FnOnce() -> RestListWatch<K>,
     ) -> SharedIndexInformer<K>
     where
@@ -557,19 +564,43 @@ impl SharedInformerFactory {
             Indexers::new()
         };
         indexers.extend(options.indexers);
-        // The reflector is named after the resource (`configmaps`, `deployments.apps`): the
-        // name its logs and its metrics (`reflector_*{name=...}`) carry.
-        let name = resource.gvr().group_resource().to_string();
         SharedIndexInformer::with_options(
             lister_watcher,
             SharedIndexInformerOptions::default()
                 .resync_period(options.resync.unwrap_or(resync))
                 .indexers(indexers)
-                .reflector(ReflectorOptions::default().name(name)),
+                .reflector(ReflectorOptions::default().name(reflector_name)),
         )
     }
 
-    /// The informer under `key`, or the one `make` returns, stored under `key`. `make` runs
+    /// The name of the reflector of the informer under `key`: the name its logs and its
+    /// metrics (`reflector_*{name=...}`) carry. It is the resource (`configmaps`,
+    /// `deployments.apps`) for a typed informer, followed by ` (dynamic)` or ` (metadata)`
+    /// for the others, and by the Rust type's name in parentheses for a typed informer of a
+    /// resource that already has one of another Rust type: each informer's reflector has
+    /// its own name, so that their metrics do not merge.
+    fn reflector_name<K: Object>(&self, key: &InformerKey) -> String {
+        let resource = key.gvr.group_resource();
+        match key.holding {
+            Holding::Dynamic => format!("{resource} (dynamic)"),
+            Holding::Metadata => format!("{resource} (metadata)"),
+            Holding::Typed(type_id) => {
+                let state = self.state.lock();
+                let another_type = state.informers.keys().any(|other| {
+                    other.gvr == key.gvr
+                        && matches!(other.holding, Holding::Typed(id) if id != type_id)
+                });
+                if another_type {
+                    format!("{resource} ({})", std::any::type_name::<K>())
+                } else {
+                    resource.to_string()
+                }
+            }
+        }
+    }
+
+    /// The informer under `key`, or the one `make` returns (given the resync period and the
+    /// name for its reflector), stored under `key`. `make` runs
     /// under `making`, not under the state's lock (it may be a caller's constructor, which
     /// may ask for other informers), so it runs at most once per key.
     fn get_or_make<K: Object>(
@@ -577,7 +608,7 @@ impl SharedInformerFactory {
         key: InformerKey,
         resource: &ApiResource,
         typed: Option<MakeTyped>,
-        make: impl FnOnce(Duration) -> SharedIndexInformer<K>,
+        make: impl FnOnce(Duration, String) -> SharedIndexInformer<K>,
     ) -> SharedIndexInformer<K> {
         let _making = self.making.lock();
         if let Some(found) = self.find::<K>(&key) {
@@ -588,7 +619,7 @@ impl SharedInformerFactory {
             .get(&key.gvr)
             .copied()
             .unwrap_or(self.default_resync);
-        let informer = make(resync);
+        let informer = make(resync, self.reflector_name::<K>(&key));
         if let Some(transform) = self.transform.clone() {
             // Refused only for an informer a caller's constructor has started already, which
             // keeps whatever transform it has (client-go's `InformerFor` ignores the error too).
@@ -875,6 +906,33 @@ mod tests {
         index.insert(tag.to_owned(), Arc::new(|_: &K| Vec::new()));
         a.add_indexers(index).expect("a new index name");
         b.get_indexer().get_indexers().contains_key(tag)
+    }
+
+    /// Each informer of one resource has a reflector of its own name (shown by the informer's
+    /// `Debug`), which labels its logs and metrics: a typed informer's is the resource, the
+    /// others' say what they hold.
+    #[test]
+    fn each_informer_of_one_resource_names_its_reflector_apart() {
+        let f = factory();
+        let widgets = ApiResource::of::<Widget>();
+        let shown = [
+            format!("{:?}", f.informer::<Widget>()),
+            format!("{:?}", f.informer::<OtherWidget>()),
+            format!("{:?}", f.dynamic_informer(&widgets)),
+            format!("{:?}", f.metadata_informer(&widgets)),
+        ];
+        let names = [
+            "widgets.example.com".to_owned(),
+            format!(
+                "widgets.example.com ({})",
+                std::any::type_name::<OtherWidget>()
+            ),
+            "widgets.example.com (dynamic)".to_owned(),
+            "widgets.example.com (metadata)".to_owned(),
+        ];
+        for (shown, name) in shown.iter().zip(names) {
+            assert!(shown.contains(&format!("name: {name:?}")), "{shown}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use kclient::Object as _;
 use kclient::api::core::v1::ConfigMap;
+use kclient::apimachinery::ApiResource;
 use kclient::apimachinery::meta::v1::ObjectMeta;
 use kclient::envtest::{Identity, TestEnv};
 use kclient::metrics::Registry;
@@ -169,6 +170,31 @@ async fn scraped_metrics_match_a_real_sync() {
             ]
         ),
         1.0
+    );
+
+    // A metadata informer of the same resource in the same factory: its reflector has a name
+    // of its own, so its list is counted apart and the typed informer's figures stay as they
+    // were.
+    let metadata = factory.metadata_informer(&ApiResource::of::<ConfigMap>());
+    factory.start();
+    eventually("the metadata informer never synced", || {
+        metadata.has_synced()
+    })
+    .await;
+    let samples = scrape(address).await;
+    let of_metadata = "name=\"configmaps (metadata)\"";
+    assert_eq!(
+        value(&samples, "reflector_lists_total", &[of_metadata]),
+        1.0
+    );
+    assert_eq!(
+        value(&samples, "reflector_items_per_list_sum", &[of_metadata]),
+        CONFIGMAPS as f64
+    );
+    assert_eq!(value(&samples, "reflector_lists_total", &[reflector]), 1.0);
+    assert_eq!(
+        value(&samples, "reflector_items_per_list_sum", &[reflector]),
+        CONFIGMAPS as f64
     );
 
     factory.shutdown().await;
