@@ -2,17 +2,23 @@
 //! and subresource, in the server's `FieldsV1` format.
 //!
 //! The fake does not run structured-merge-diff: an `Apply` entry owns exactly the fields of
-//! the applied configuration, an `Update` entry every field the manager's request sent
-//! (lists as a whole, but for `metadata.finalizers`, a set whose items are owned one by one,
-//! `v:"<item>"`, as on the server); conflicts between managers are not detected (see the
+//! the applied configuration, an `Update` entry every field the manager's request sent. For
+//! a built-in kind the kind's patch metadata says how its lists are owned, as the server's
+//! schema does: a `listType=map` list (containers, env, ports) item by item under its keys
+//! (`k:{"name":"app"}`), with the item's own fields below it, a `listType=set` list (and
+//! `metadata.finalizers`) item by item (`v:"<item>"`), any other list whole; a custom
+//! resource's lists are owned whole. Conflicts between managers are not detected (see the
 //! crate docs).
 
+use std::collections::BTreeMap;
+
+use kclient_apimachinery::meta::FieldMeta;
 use serde_json::{Map, Value, json};
 
-/// The `FieldsV1` set of the fields in `object`: `{"f:spec":{"f:replicas":{}}}`. Lists are
-/// owned whole (`{}` at the list's key); identity fields are left out as the server leaves
-/// them out.
-pub(crate) fn fields_v1(object: &Value) -> Value {
+/// The `FieldsV1` set of the fields in `object`: `{"f:spec":{"f:replicas":{}}}`, each list
+/// owned as `fields` (the kind's patch metadata, `None` for a kind without it) says; identity
+/// fields are left out as the server leaves them out.
+pub(crate) fn fields_v1(object: &Value, fields: Option<&[FieldMeta]>) -> Value {
     let Some(map) = object.as_object() else {
         return json!({});
     };
@@ -31,7 +37,8 @@ pub(crate) fn fields_v1(object: &Value) -> Value {
                         k.as_str(),
                         "labels" | "annotations" | "ownerReferences" | "generateName"
                     ) {
-                        meta.insert(format!("f:{k}"), leaf_set(v));
+                        let object_meta = nested(field(fields, "metadata"));
+                        meta.insert(format!("f:{k}"), leaf_set(v, field(object_meta, k)));
                     }
                 }
             }
@@ -40,25 +47,96 @@ pub(crate) fn fields_v1(object: &Value) -> Value {
             }
             continue;
         }
-        out.insert(format!("f:{key}"), leaf_set(value));
+        out.insert(format!("f:{key}"), leaf_set(value, field(fields, key)));
     }
     Value::Object(out)
 }
 
-fn leaf_set(value: &Value) -> Value {
+/// The patch metadata of the field `name` in `table`.
+fn field<'a>(table: Option<&'a [FieldMeta]>, name: &str) -> Option<&'a FieldMeta> {
+    table?.iter().find(|f| f.name == name)
+}
+
+/// The table of the struct `meta`'s field holds (directly, as list items or as map values).
+fn nested(meta: Option<&FieldMeta>) -> Option<&'static [FieldMeta]> {
+    meta.and_then(|m| m.fields).map(|f| f())
+}
+
+/// The set of one field's value, as the field's patch metadata `meta` says it is owned.
+fn leaf_set(value: &Value, meta: Option<&FieldMeta>) -> Value {
     match value {
         Value::Object(m) => {
+            // An atomic struct or map (a label selector) is owned whole.
+            if meta.is_some_and(|f| f.map_type == Some("atomic")) {
+                return json!({});
+            }
+            let table = nested(meta);
             let mut out = Map::new();
             if m.is_empty() {
                 out.insert(".".into(), json!({}));
             }
             for (k, v) in m {
-                out.insert(format!("f:{k}"), leaf_set(v));
+                out.insert(format!("f:{k}"), leaf_set(v, field(table, k)));
             }
             Value::Object(out)
         }
+        Value::Array(items) => match meta {
+            Some(f) if f.list_type == Some("map") && !f.list_map_keys.is_empty() => {
+                map_items(items, f).unwrap_or_else(|| json!({}))
+            }
+            Some(f) if f.list_type == Some("set") => set_items(value),
+            _ => json!({}),
+        },
         _ => json!({}),
     }
+}
+
+/// The set of a `listType=map` list's items, each owned under its keys as the server writes
+/// it: `{"k:{\"name\":\"app\"}":{".":{},"f:name":{},"f:image":{}}}`. `None` (the list
+/// owned whole) when an item is not an object or has none of its keys.
+fn map_items(items: &[Value], list: &FieldMeta) -> Option<Value> {
+    let table = nested(Some(list));
+    let mut out = Map::new();
+    for item in items {
+        let key = item_key(item, list.list_map_keys)?;
+        let mut set = Map::new();
+        set.insert(".".into(), json!({}));
+        for (k, v) in item.as_object()? {
+            set.insert(format!("f:{k}"), leaf_set(v, field(table, k)));
+        }
+        out.insert(key, Value::Object(set));
+    }
+    if out.is_empty() {
+        out.insert(".".into(), json!({}));
+    }
+    Some(Value::Object(out))
+}
+
+/// The path element of a list-map item: `k:` and the JSON of its key fields, in name order,
+/// as the server writes it (`k:{"containerPort":80,"protocol":"TCP"}`). Key fields the item
+/// does not set are left out; `None` when it sets none.
+fn item_key(item: &Value, keys: &[&str]) -> Option<String> {
+    let object = item.as_object()?;
+    let fields: BTreeMap<&str, &Value> = keys
+        .iter()
+        .filter_map(|k| object.get(*k).map(|v| (*k, v)))
+        .collect();
+    if fields.is_empty() {
+        return None;
+    }
+    serde_json::to_string(&fields)
+        .ok()
+        .map(|k| format!("k:{k}"))
+}
+
+/// Whether `item` is the list-map item that the path element `key` (`k:{...}`) names: it has
+/// every key field, of the same value.
+fn is_item(item: &Value, key: &str) -> bool {
+    let Some(Ok(Value::Object(fields))) = key.strip_prefix("k:").map(serde_json::from_str::<Value>)
+    else {
+        return false;
+    };
+    !fields.is_empty() && fields.iter().all(|(k, v)| item.get(k) == Some(v))
 }
 
 /// The set of a set list's items, owned one by one, as the server writes it:
@@ -76,17 +154,21 @@ fn set_items(list: &Value) -> Value {
 }
 
 /// The leaf paths of a `FieldsV1` set (`{"f:data":{"f:a":{}}}` has `data.a`); an item of a
-/// set list is a last element `v:<item>` (`metadata.finalizers.v:"a"`).
+/// set list is a last element `v:<item>` (`metadata.finalizers.v:"a"`), and an item of a
+/// list-map an element `k:{...}`, a path of its own (the item) besides its fields' paths.
 fn leaf_paths(set: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
     let Some(map) = set.as_object() else {
         return;
     };
+    if prefix.last().is_some_and(|p| p.starts_with("k:")) {
+        out.push(prefix.clone());
+    }
     let children: Vec<(&String, &Value)> = map
         .iter()
-        .filter(|(k, _)| k.starts_with("f:") || k.starts_with("v:"))
+        .filter(|(k, _)| k.starts_with("f:") || k.starts_with("v:") || k.starts_with("k:"))
         .collect();
     if children.is_empty() {
-        if !prefix.is_empty() {
+        if !prefix.is_empty() && !prefix.last().is_some_and(|p| p.starts_with("k:")) {
             out.push(prefix.clone());
         }
         return;
@@ -104,7 +186,7 @@ fn leaf_paths(set: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>)
 fn owns(set: &Value, path: &[String]) -> bool {
     let mut current = set;
     for part in path {
-        let item = part.starts_with("v:");
+        let item = part.starts_with("v:") || part.starts_with("k:");
         let key = if item {
             part.clone()
         } else {
@@ -116,9 +198,10 @@ fn owns(set: &Value, path: &[String]) -> bool {
                 let Some(m) = current.as_object() else {
                     return false;
                 };
-                // A parent owned as a leaf (a list owned whole) owns what is below it; a
-                // set's items are owned one by one, so only a set owned whole (`{}`, as an
-                // older entry has it) owns an item it does not name.
+                // A parent owned as a leaf (a list owned whole) owns what is below it; the
+                // items of a set or a list-map are owned one by one, so only a list owned
+                // whole (`{}`, as an entry of a list the fake owns whole has it) owns an item
+                // it does not name.
                 let whole = if item {
                     m.is_empty()
                 } else {
@@ -133,12 +216,14 @@ fn owns(set: &Value, path: &[String]) -> bool {
 }
 
 /// The fields `manager` applied before and no longer applies, that no other manager owns:
-/// server-side apply removes them from the object.
+/// server-side apply removes them from the object (a list-map item, such as a container,
+/// whole). `fields` is the kind's patch metadata.
 pub(crate) fn removed_by_apply(
     object: &Value,
     manager: &str,
     subresource: &str,
     applied: &Value,
+    fields: Option<&[FieldMeta]>,
 ) -> Vec<Vec<String>> {
     let Some(entries) = object["metadata"]["managedFields"].as_array() else {
         return Vec::new();
@@ -151,7 +236,7 @@ pub(crate) fn removed_by_apply(
     let Some(before) = entries.iter().find(|e| is_mine(e)) else {
         return Vec::new();
     };
-    let now = fields_v1(applied);
+    let now = fields_v1(applied, fields);
     let mut paths = Vec::new();
     leaf_paths(&before["fieldsV1"], &mut Vec::new(), &mut paths);
     paths
@@ -253,19 +338,30 @@ pub(crate) fn take_ownership(object: &mut Value, manager: &str, paths: &[Vec<Str
     entries.retain(|e| e["fieldsV1"].as_object().is_some_and(|m| !m.is_empty()));
 }
 
-/// Removes the field at `path` from `object`.
+/// Removes the field at `path` from `object`: a list-map item named `k:{...}`, whole.
 pub(crate) fn remove_path(object: &mut Value, path: &[String]) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
     let mut current = object;
     for part in parents {
-        match current.get_mut(part) {
+        let next = if part.starts_with("k:") {
+            current
+                .as_array_mut()
+                .and_then(|list| list.iter_mut().find(|item| is_item(item, part)))
+        } else {
+            current.get_mut(part)
+        };
+        match next {
             Some(next) => current = next,
             None => return,
         }
     }
-    if let Some(item) = last.strip_prefix("v:") {
+    if last.starts_with("k:") {
+        if let Some(list) = current.as_array_mut() {
+            list.retain(|item| !is_item(item, last));
+        }
+    } else if let Some(item) = last.strip_prefix("v:") {
         // An item of a set list.
         if let (Ok(item), Some(list)) =
             (serde_json::from_str::<Value>(item), current.as_array_mut())
@@ -279,13 +375,14 @@ pub(crate) fn remove_path(object: &mut Value, path: &[String]) {
 
 /// Records that `manager` wrote `written` with `operation` (`Apply` or `Update`) through
 /// `subresource` (`""` for the main resource): replaces that manager's entry, or adds one.
+/// `fields` is the kind's patch metadata, which says how its lists are owned.
 pub(crate) fn record(
     object: &mut Value,
-    manager: &str,
-    operation: &str,
+    (manager, operation): (&str, &str),
     subresource: &str,
     api_version: &str,
     written: &Value,
+    fields: Option<&[FieldMeta]>,
     time: &str,
 ) {
     if manager.is_empty() {
@@ -298,7 +395,7 @@ pub(crate) fn record(
             "apiVersion": api_version,
             "time": time,
             "fieldsType": "FieldsV1",
-            "fieldsV1": fields_v1(written),
+            "fieldsV1": fields_v1(written, fields),
         });
         if !subresource.is_empty() {
             e["subresource"] = json!(subresource);
@@ -349,7 +446,7 @@ mod tests {
             "data": {"k": "v"},
         });
         assert_eq!(
-            fields_v1(&applied),
+            fields_v1(&applied, None),
             json!({"f:metadata": {"f:labels": {"f:app": {}}}, "f:data": {"f:k": {}}})
         );
     }
@@ -361,26 +458,129 @@ mod tests {
     fn finalizers_are_owned_item_by_item() {
         let applied = |items: Value| json!({"metadata": {"name": "a", "finalizers": items}});
         let apply = |obj: &mut Value, manager: &str, items: Value| {
-            record(obj, manager, "Apply", "", "v1", &applied(items), "t");
+            record(
+                obj,
+                (manager, "Apply"),
+                "",
+                "v1",
+                &applied(items),
+                None,
+                "t",
+            );
         };
         assert_eq!(
-            fields_v1(&applied(json!(["example.com/a"]))),
+            fields_v1(&applied(json!(["example.com/a"])), None),
             json!({"f:metadata": {"f:finalizers": {"v:\"example.com/a\"": {}}}})
         );
         assert_eq!(
-            fields_v1(&applied(json!([]))),
+            fields_v1(&applied(json!([])), None),
             json!({"f:metadata": {"f:finalizers": {".": {}}}})
         );
         let mut obj = json!({"metadata": {"name": "a", "finalizers": ["x/a", "x/b"]}});
         apply(&mut obj, "m", json!(["x/a"]));
         apply(&mut obj, "n", json!(["x/b"]));
-        let removed = removed_by_apply(&obj, "m", "", &applied(json!([])));
+        let removed = removed_by_apply(&obj, "m", "", &applied(json!([])), None);
         assert_eq!(removed, [["metadata", "finalizers", "v:\"x/a\""]]);
         remove_path(&mut obj, &removed[0]);
         assert_eq!(obj["metadata"]["finalizers"], json!(["x/b"]));
         // Owned by both: stays.
         apply(&mut obj, "m", json!(["x/b"]));
-        assert!(removed_by_apply(&obj, "m", "", &applied(json!([]))).is_empty());
+        assert!(removed_by_apply(&obj, "m", "", &applied(json!([])), None).is_empty());
+    }
+
+    /// A `listType=map` list of a built-in kind is owned item by item under its keys, in the
+    /// server's format; an item (or an item's field) its manager no longer applies is
+    /// removed unless another manager owns it, and the list of a kind without patch
+    /// metadata is owned whole.
+    #[test]
+    fn list_map_items_are_owned_by_their_keys() {
+        use kclient_apimachinery::meta::PatchMeta as _;
+
+        let fields = Some(kclient_api::apps::v1::Deployment::patch_fields());
+        let applied = |containers: Value| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"},
+                "spec": {"template": {"spec": {"containers": containers}}}})
+        };
+        let app = json!({"name": "app", "image": "a", "ports": [{"containerPort": 80}],
+            "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]});
+        let sidecar = json!({"name": "sidecar", "image": "s"});
+        let set = fields_v1(&applied(json!([app, sidecar])), fields);
+        let containers = &set["f:spec"]["f:template"]["f:spec"]["f:containers"];
+        assert_eq!(
+            containers["k:{\"name\":\"app\"}"],
+            json!({".": {}, "f:name": {}, "f:image": {},
+            "f:ports": {"k:{\"containerPort\":80}": {".": {}, "f:containerPort": {}}},
+            "f:env": {
+                "k:{\"name\":\"A\"}": {".": {}, "f:name": {}, "f:value": {}},
+                "k:{\"name\":\"B\"}": {".": {}, "f:name": {}, "f:value": {}},
+            }})
+        );
+        assert_eq!(
+            containers["k:{\"name\":\"sidecar\"}"],
+            json!({".": {}, "f:name": {}, "f:image": {}})
+        );
+        // Without patch metadata (a custom resource) the list is owned whole.
+        assert_eq!(
+            fields_v1(&applied(json!([app])), None)["f:spec"]["f:template"]["f:spec"]["f:containers"],
+            json!({})
+        );
+
+        let mut obj = applied(json!([app, sidecar]));
+        let first = obj.clone();
+        record(&mut obj, ("m", "Apply"), "", "apps/v1", &first, fields, "t");
+        // m drops the sidecar and env B, and keeps the app with env A.
+        let app_a = json!({"name": "app", "image": "a", "ports": [{"containerPort": 80}],
+            "env": [{"name": "A", "value": "1"}]});
+        let removed = removed_by_apply(&obj, "m", "", &applied(json!([app_a])), fields);
+        let prefix = ["spec", "template", "spec", "containers"];
+        let path = |rest: &[&str]| -> Vec<String> {
+            prefix.iter().chain(rest).map(|s| s.to_string()).collect()
+        };
+        assert!(
+            removed.contains(&path(&["k:{\"name\":\"sidecar\"}"])),
+            "{removed:?}"
+        );
+        assert!(
+            removed.contains(&path(&[
+                "k:{\"name\":\"app\"}",
+                "env",
+                "k:{\"name\":\"B\"}"
+            ])),
+            "{removed:?}"
+        );
+        assert!(
+            !removed.contains(&path(&["k:{\"name\":\"app\"}"])),
+            "{removed:?}"
+        );
+        for p in &removed {
+            remove_path(&mut obj, p);
+        }
+        assert_eq!(
+            obj["spec"]["template"]["spec"]["containers"],
+            json!([app_a])
+        );
+
+        // Owned by another manager too, the sidecar stays.
+        let mut obj = applied(json!([app, sidecar]));
+        let first = obj.clone();
+        record(&mut obj, ("m", "Apply"), "", "apps/v1", &first, fields, "t");
+        record(
+            &mut obj,
+            ("n", "Apply"),
+            "",
+            "apps/v1",
+            &applied(json!([sidecar])),
+            fields,
+            "t",
+        );
+        let removed = removed_by_apply(&obj, "m", "", &applied(json!([app])), fields);
+        assert!(
+            !removed
+                .iter()
+                .any(|p| p.iter().any(|e| e.contains("sidecar"))),
+            "{removed:?}"
+        );
     }
 
     #[test]
@@ -388,29 +588,29 @@ mod tests {
         let mut obj = json!({"metadata": {"name": "a"}});
         record(
             &mut obj,
-            "m",
-            "Apply",
+            ("m", "Apply"),
             "",
             "v1",
             &json!({"data": {"a": "1"}}),
+            None,
             "t1",
         );
         record(
             &mut obj,
-            "m",
-            "Apply",
+            ("m", "Apply"),
             "",
             "v1",
             &json!({"data": {"b": "1"}}),
+            None,
             "t2",
         );
         record(
             &mut obj,
-            "other",
-            "Update",
+            ("other", "Update"),
             "",
             "v1",
             &json!({"data": {"c": "1"}}),
+            None,
             "t3",
         );
         let mf = obj["metadata"]["managedFields"].as_array().unwrap();
@@ -418,12 +618,20 @@ mod tests {
         assert_eq!(mf[0]["fieldsV1"], json!({"f:data": {"f:b": {}}}));
         assert_eq!(mf[1]["manager"], "other");
         // A manager left owning nothing loses its entry; the last one takes the list along.
-        record(&mut obj, "other", "Update", "", "v1", &json!({}), "t4");
+        record(
+            &mut obj,
+            ("other", "Update"),
+            "",
+            "v1",
+            &json!({}),
+            None,
+            "t4",
+        );
         assert_eq!(
             obj["metadata"]["managedFields"].as_array().unwrap().len(),
             1
         );
-        record(&mut obj, "m", "Apply", "", "v1", &json!({}), "t5");
+        record(&mut obj, ("m", "Apply"), "", "v1", &json!({}), None, "t5");
         assert!(obj["metadata"].get("managedFields").is_none());
     }
 }

@@ -240,9 +240,11 @@ fn apply_scale(
                 Some(r) => Some(r),
                 // Replicas this manager applied before, applies no more and nobody else
                 // owns are removed from the Scale, which then asks for 0.
-                None => managed_fields::removed_by_apply(existing, manager, "scale", &json!({}))
-                    .contains(&replicas_path)
-                    .then_some(0),
+                None => {
+                    managed_fields::removed_by_apply(existing, manager, "scale", &json!({}), None)
+                        .contains(&replicas_path)
+                        .then_some(0)
+                }
             };
             let mut new = existing.clone();
             let mut applied = json!({});

@@ -1044,11 +1044,11 @@ impl ObjectTracker {
         let written = written.cloned().unwrap_or_else(|| obj.clone());
         managed_fields::record(
             &mut obj,
-            manager,
-            operation,
+            (manager, operation),
             "",
             &r.api_version,
             &written,
+            info.patch_fields,
             &time,
         );
         let key = key_of(info);
@@ -1293,11 +1293,11 @@ impl ObjectTracker {
             // manager applying the same value): that is a write.
             managed_fields::record(
                 &mut new,
-                manager,
-                operation,
+                (manager, operation),
                 subresource,
                 &r.api_version,
                 &written,
+                info.patch_fields,
                 &time,
             );
             if without_manager_times(&new) == without_manager_times(&existing) {
@@ -1312,11 +1312,11 @@ impl ObjectTracker {
             managed_fields::take_ownership(&mut new, manager, &changed);
             managed_fields::record(
                 &mut new,
-                manager,
-                operation,
+                (manager, operation),
                 subresource,
                 &r.api_version,
                 &written,
+                info.patch_fields,
                 &time,
             );
         }
@@ -1529,9 +1529,13 @@ impl ObjectTracker {
                 // Fields this manager applied before, no longer applies and nobody else owns
                 // are removed, as server-side apply removes them.
                 let subresource = if status_only { "status" } else { "" };
-                for path in
-                    managed_fields::removed_by_apply(existing, manager, subresource, &config)
-                {
+                for path in managed_fields::removed_by_apply(
+                    existing,
+                    manager,
+                    subresource,
+                    &config,
+                    info.patch_fields,
+                ) {
                     managed_fields::remove_path(&mut merged, &path);
                 }
                 // An empty set is left out, as the server leaves it out.

@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 /// A namespace on the real server and the same namespace in a new fake, with a client for
 /// each.
-struct Both {
-    real: Client,
-    fake: Client,
-    ns: kclient_testenv::TestNamespace,
+pub(crate) struct Both {
+    pub(crate) real: Client,
+    pub(crate) fake: Client,
+    pub(crate) ns: kclient_testenv::TestNamespace,
 }
 
-async fn both(env: &TestEnv) -> Both {
+pub(crate) async fn both(env: &TestEnv) -> Both {
     let ns = env.namespace().await;
     let fake = Fake::new().client();
     let _: Value = fake
