@@ -366,6 +366,11 @@ impl Fake {
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.as_str())
         };
+        // An apply's `force`, in Go's `strconv.ParseBool` spellings of true.
+        let force = matches!(
+            param("force"),
+            Some("1" | "t" | "T" | "true" | "TRUE" | "True")
+        );
         // A dry run writes to a copy, so it answers as the write would and changes nothing.
         let dry_run_copy;
         let dry_run = param("dryRun") == Some("All")
@@ -425,7 +430,7 @@ impl Fake {
                     (verb, ns, name),
                     patch_type,
                     body,
-                    manager,
+                    (manager, force),
                 )?)
             }
             ("binding", "create") if pods => {
@@ -597,7 +602,7 @@ impl Fake {
                 let patch_type = patch_type.unwrap_or(PatchType::Merge);
                 let decoded = patch::decode(&info, patch_type, body)?;
                 let patched = if patch_type == PatchType::Apply {
-                    tracker.apply(&info, ns, name, manager, status_only, decoded)?
+                    tracker.apply(&info, ns, name, manager, status_only, force, decoded)?
                 } else {
                     tracker.patch(&info, ns, name, manager, status_only, |existing| {
                         patch::apply(&info, patch_type, &decoded, existing)

@@ -207,20 +207,22 @@
 //!    and token volume), and stores every other kind as written (a Job gets no
 //!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...; a custom
 //!    resource is neither pruned, defaulted nor validated by its CRD's schema).
-//! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
-//!    fields, an `Update` entry every field of the object it wrote. A built-in kind's lists
-//!    are owned as its schema says, as on the server: a `listType=map` list (containers,
-//!    env, ports) item by item under its keys (`k:{"name":"app"}`), a `listType=set` list
-//!    and `metadata.finalizers` item by item (`v:"<item>"`), other lists whole; a custom
-//!    resource's lists are owned whole. A manager that changes a field takes it from the
-//!    others (a list it changes, whole), and entries left owning nothing go. Server-side
-//!    apply merges the configuration into the object (built-ins as a strategic merge, so
-//!    lists such as containers merge by key; custom resources as a JSON merge patch) and
-//!    removes the fields its manager stops applying that no one else owns (a container or
-//!    an `env` entry dropped from the configuration goes, unless another manager applies
-//!    it too, as `tests/it/apply_lists.rs` shows on both), but detects **no conflicts**
-//!    between managers (`force` is accepted and ignored). A custom resource's
-//!    `listType=map` list is replaced whole by each apply.
+//! 2. **managedFields are approximate, and a custom resource's lists are owned whole**: an
+//!    `Apply` entry owns the applied configuration's fields; an `Update` entry keeps what it
+//!    owned and gains the fields its write changed (a create, every field), which the others
+//!    lose; entries left owning nothing go. A built-in kind's lists are owned as its schema
+//!    says, as on the server: a `listType=map` list (containers, env, ports) item by item
+//!    under its keys (`k:{"name":"app"}`), a `listType=set` list and `metadata.finalizers`
+//!    item by item (`v:"<item>"`), other lists whole. Server-side apply merges the
+//!    configuration into the object (built-ins as a strategic merge, so lists such as
+//!    containers merge by key; custom resources as a JSON merge patch), removes the fields
+//!    its manager stops applying that no one else owns (a container or an `env` entry
+//!    dropped from the configuration goes unless another manager applies it too), and
+//!    refuses a change to a field another manager owns with the server's 409 conflict
+//!    (its message and one `FieldManagerConflict` cause per field), unless `force`, which
+//!    takes the field; through `scale` too. `tests/it/apply.rs` shows each on both. The
+//!    fake does not read a CRD's schema, so a custom resource's `listType=map` list is
+//!    owned, and conflicts, as a whole, and a forced apply replaces it.
 //! 3. **Continue tokens** page over the first page's snapshot, as on the server, but the
 //!    tracker keeps only the last 256 unfinished paged lists: an older token gets 410
 //!    Expired (on the server a token lasts until etcd is compacted past it).

@@ -228,11 +228,7 @@ pub(crate) fn removed_by_apply(
     let Some(entries) = object["metadata"]["managedFields"].as_array() else {
         return Vec::new();
     };
-    let is_mine = |e: &Value| {
-        e["manager"] == manager
-            && e["operation"] == "Apply"
-            && e["subresource"].as_str().unwrap_or("") == subresource
-    };
+    let is_mine = |e: &Value| is_apply_entry(e, manager, subresource);
     let Some(before) = entries.iter().find(|e| is_mine(e)) else {
         return Vec::new();
     };
@@ -251,32 +247,188 @@ pub(crate) fn removed_by_apply(
         .collect()
 }
 
-/// The leaf paths whose values differ between two versions of an object (maps compared key
-/// by key, anything else whole), among the fields managers can own.
-pub(crate) fn changed_paths(old: &Value, new: &Value) -> Vec<Vec<String>> {
-    fn walk(old: &Value, new: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-        match (old.as_object(), new.as_object()) {
-            (Some(a), Some(b)) => {
-                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-                for k in keys {
-                    let (x, y) = (
-                        a.get(k).unwrap_or(&Value::Null),
-                        b.get(k).unwrap_or(&Value::Null),
-                    );
-                    if x != y {
+/// The paths whose values differ between two versions of an object, among the fields
+/// managers can own: maps and structs compared key by key, a list-map's items by their keys
+/// (an item added or removed is its own path, `k:{...}`), a set's items one by one
+/// (`v:<item>`), anything else whole. `fields` is the kind's patch metadata.
+pub(crate) fn changed_paths(
+    old: &Value,
+    new: &Value,
+    fields: Option<&[FieldMeta]>,
+) -> Vec<Vec<String>> {
+    fn walk_map(
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        table: Option<&[FieldMeta]>,
+        prefix: &mut Vec<String>,
+        out: &mut Vec<Vec<String>>,
+    ) {
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for k in keys {
+            let (x, y) = (
+                a.get(k).unwrap_or(&Value::Null),
+                b.get(k).unwrap_or(&Value::Null),
+            );
+            if x != y {
+                prefix.push(k.clone());
+                walk(x, y, field(table, k), prefix, out);
+                prefix.pop();
+            }
+        }
+    }
+    fn walk(
+        old: &Value,
+        new: &Value,
+        meta: Option<&FieldMeta>,
+        prefix: &mut Vec<String>,
+        out: &mut Vec<Vec<String>>,
+    ) {
+        let atomic = meta.is_some_and(|f| f.map_type == Some("atomic"));
+        match (old, new) {
+            (Value::Object(a), Value::Object(b)) if !atomic => {
+                walk_map(a, b, nested(meta), prefix, out);
+            }
+            (Value::Array(a), Value::Array(b)) => match meta {
+                Some(f) if f.list_type == Some("map") && !f.list_map_keys.is_empty() => {
+                    let keyed = |items: &[Value]| -> Option<BTreeMap<String, Value>> {
+                        items
+                            .iter()
+                            .map(|i| Some((item_key(i, f.list_map_keys)?, i.clone())))
+                            .collect()
+                    };
+                    let (Some(a), Some(b)) = (keyed(a), keyed(b)) else {
+                        out.push(prefix.clone());
+                        return;
+                    };
+                    let keys: std::collections::BTreeSet<&String> =
+                        a.keys().chain(b.keys()).collect();
+                    for k in keys {
                         prefix.push(k.clone());
-                        walk(x, y, prefix, out);
+                        match (a.get(k), b.get(k)) {
+                            (Some(Value::Object(x)), Some(Value::Object(y))) => {
+                                walk_map(x, y, nested(meta), prefix, out);
+                            }
+                            (x, y) if x != y => out.push(prefix.clone()),
+                            _ => {}
+                        }
                         prefix.pop();
                     }
                 }
-            }
+                Some(f) if f.list_type == Some("set") => {
+                    for item in a
+                        .iter()
+                        .filter(|i| !b.contains(i))
+                        .chain(b.iter().filter(|i| !a.contains(i)))
+                    {
+                        prefix.push(format!("v:{item}"));
+                        out.push(prefix.clone());
+                        prefix.pop();
+                    }
+                }
+                _ => out.push(prefix.clone()),
+            },
             _ => out.push(prefix.clone()),
         }
     }
-    let owned = |v: &Value| fields_v1_source(v);
+    let (old, new) = (fields_v1_source(old), fields_v1_source(new));
     let mut out = Vec::new();
-    walk(&owned(old), &owned(new), &mut Vec::new(), &mut out);
+    match (old.as_object(), new.as_object()) {
+        (Some(a), Some(b)) => walk_map(a, b, fields, &mut Vec::new(), &mut out),
+        _ => out.push(Vec::new()),
+    }
     out
+}
+
+/// Records that `manager` changed the fields at `changed` (from [`changed_paths`]) of
+/// `object` with an `Update` through `subresource`, as the server records an update: its
+/// entry keeps what it owned and gains the fields it set (their sets as [`fields_v1`] gives
+/// them), and loses those it removed; an entry left owning nothing goes.
+pub(crate) fn record_update(
+    object: &mut Value,
+    (manager, subresource): (&str, &str),
+    api_version: &str,
+    changed: &[Vec<String>],
+    fields: Option<&[FieldMeta]>,
+    time: &str,
+) {
+    if manager.is_empty() {
+        return;
+    }
+    let is_mine = |e: &Value| {
+        e["manager"] == manager
+            && e["operation"] == "Update"
+            && e["subresource"].as_str().unwrap_or("") == subresource
+    };
+    let mut set = object["metadata"]["managedFields"]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|e| is_mine(e)))
+        .map_or_else(|| json!({}), |e| e["fieldsV1"].clone());
+    let full = fields_v1(object, fields);
+    for path in changed {
+        let added = path
+            .iter()
+            .try_fold(&full, |node, part| node.get(set_key(part)));
+        match added {
+            Some(node) if value_at(object, path).is_some() => graft(&mut set, path, node),
+            _ => disown(&mut set, path),
+        }
+    }
+    // What is left is this manager's entry, replaced (or added) as any write records it.
+    let entry_set = set;
+    let mut entry = json!({
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": api_version,
+        "time": time,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": entry_set,
+    });
+    if !subresource.is_empty() {
+        entry["subresource"] = json!(subresource);
+    }
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let list = meta
+        .entry("managedFields")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    let Some(items) = list.as_array_mut() else {
+        return;
+    };
+    let owns_nothing = entry["fieldsV1"].as_object().is_some_and(Map::is_empty);
+    match items.iter().position(is_mine) {
+        Some(i) if owns_nothing => {
+            items.remove(i);
+        }
+        Some(i) => items[i] = entry,
+        None if owns_nothing => {}
+        None => items.push(entry),
+    }
+    if items.is_empty() {
+        meta.remove("managedFields");
+    }
+}
+
+/// Adds the set `node` at `path` to `set`, merged with what is there.
+fn graft(set: &mut Value, path: &[String], node: &Value) {
+    fn union(into: &mut Value, from: &Value) {
+        if let (Some(a), Some(b)) = (into.as_object_mut(), from.as_object()) {
+            for (k, v) in b {
+                union(a.entry(k.clone()).or_insert_with(|| json!({})), v);
+            }
+        }
+    }
+    let mut current = set;
+    for part in path {
+        let Some(map) = current.as_object_mut() else {
+            return;
+        };
+        current = map.entry(set_key(part)).or_insert_with(|| json!({}));
+    }
+    union(current, node);
 }
 
 /// The part of an object managers can own (what [`fields_v1`] reads), as a value.
@@ -297,45 +449,193 @@ fn fields_v1_source(object: &Value) -> Value {
     out
 }
 
-/// Takes the fields at `paths` away from every entry but `manager`'s `Update` one: a manager
-/// that changes a field becomes its only owner, as on the server. Entries left owning
-/// nothing are dropped.
-pub(crate) fn take_ownership(object: &mut Value, manager: &str, paths: &[Vec<String>]) {
-    fn remove(set: &mut Value, path: &[String]) {
-        let Some((first, rest)) = path.split_first() else {
-            return;
-        };
-        let key = format!("f:{first}");
-        let Some(map) = set.as_object_mut() else {
-            return;
-        };
-        if rest.is_empty() {
+/// The key of a path element in a `FieldsV1` set: `f:<name>` for a field, the element itself
+/// for an item (`k:{...}`, `v:<item>`).
+fn set_key(part: &str) -> String {
+    if part.starts_with("k:") || part.starts_with("v:") {
+        part.to_string()
+    } else {
+        format!("f:{part}")
+    }
+}
+
+/// Removes `path` from a `FieldsV1` set, and the nodes left owning nothing above it.
+fn disown(set: &mut Value, path: &[String]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    let key = set_key(first);
+    let Some(map) = set.as_object_mut() else {
+        return;
+    };
+    if rest.is_empty() {
+        map.remove(&key);
+    } else if let Some(child) = map.get_mut(&key) {
+        disown(child, rest);
+        if child
+            .as_object()
+            .is_some_and(|c| c.keys().all(|k| k == "."))
+        {
             map.remove(&key);
-        } else if let Some(child) = map.get_mut(&key) {
-            remove(child, rest);
-            if child
-                .as_object()
-                .is_some_and(|c| c.keys().all(|k| k == "."))
-            {
-                map.remove(&key);
-            }
         }
     }
+}
+
+/// Takes the fields at `paths` away from every entry `keep` does not pick, and drops the
+/// entries left owning nothing.
+fn take_from_others(object: &mut Value, keep: impl Fn(&Value) -> bool, paths: &[Vec<String>]) {
     let Some(entries) = object["metadata"]
         .get_mut("managedFields")
         .and_then(Value::as_array_mut)
     else {
         return;
     };
-    for entry in entries.iter_mut() {
-        if entry["manager"] == manager && entry["operation"] == "Update" {
-            continue;
-        }
+    for entry in entries.iter_mut().filter(|e| !keep(e)) {
         for path in paths {
-            remove(&mut entry["fieldsV1"], path);
+            disown(&mut entry["fieldsV1"], path);
         }
     }
     entries.retain(|e| e["fieldsV1"].as_object().is_some_and(|m| !m.is_empty()));
+}
+
+/// Takes the fields at `paths` away from every entry but `manager`'s `Update` one: a manager
+/// that changes a field becomes its only owner, as on the server. Entries left owning
+/// nothing are dropped.
+pub(crate) fn take_ownership(object: &mut Value, manager: &str, paths: &[Vec<String>]) {
+    take_from_others(
+        object,
+        |e| e["manager"] == manager && e["operation"] == "Update",
+        paths,
+    );
+}
+
+/// A field an apply sets to another value than the object holds, which another manager
+/// owns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Conflict {
+    /// The owner as the server names it: `"m"`, `"m" with subresource "status"`, and for an
+    /// `Update` entry `"m" using v1`.
+    pub(crate) owner: String,
+    /// The field, as a path of [`leaf_paths`].
+    pub(crate) path: Vec<String>,
+}
+
+/// Whether `entry` is `manager`'s `Apply` entry through `subresource`.
+fn is_apply_entry(entry: &Value, manager: &str, subresource: &str) -> bool {
+    entry["manager"] == manager
+        && entry["operation"] == "Apply"
+        && entry["subresource"].as_str().unwrap_or("") == subresource
+}
+
+/// The conflicts of `manager` applying `applied` through `subresource` to `object`, as
+/// structured-merge-diff finds them: each field the configuration sets (not a list-map or
+/// set item as such, nor an empty map or list) whose value differs from the object's, for
+/// every other entry that owns it. Sorted by owner, then path.
+pub(crate) fn apply_conflicts(
+    object: &Value,
+    manager: &str,
+    subresource: &str,
+    applied: &Value,
+    fields: Option<&[FieldMeta]>,
+) -> Vec<Conflict> {
+    let Some(entries) = object["metadata"]["managedFields"].as_array() else {
+        return Vec::new();
+    };
+    let now = fields_v1(applied, fields);
+    let mut paths = Vec::new();
+    leaf_paths(&now, &mut Vec::new(), &mut paths);
+    let mut conflicts = Vec::new();
+    for path in paths {
+        let item = path
+            .last()
+            .is_some_and(|p| p.starts_with("k:") || p.starts_with("v:"));
+        let node = path
+            .iter()
+            .try_fold(&now, |set, part| set.get(set_key(part)));
+        if item || node.is_some_and(|n| n.get(".").is_some()) {
+            continue;
+        }
+        let (Some(old), Some(new)) = (value_at(object, &path), value_at(applied, &path)) else {
+            continue;
+        };
+        if old == new {
+            continue;
+        }
+        for entry in entries {
+            if !is_apply_entry(entry, manager, subresource) && owns(&entry["fieldsV1"], &path) {
+                conflicts.push(Conflict {
+                    owner: owner_name(entry),
+                    path: path.clone(),
+                });
+            }
+        }
+    }
+    conflicts
+        .sort_by(|a, b| (&a.owner, path_string(&a.path)).cmp(&(&b.owner, path_string(&b.path))));
+    conflicts
+}
+
+/// Gives `manager`'s `Apply` entry through `subresource` sole ownership of the conflicting
+/// fields (an apply with `force`): the other entries lose them, and those left owning
+/// nothing go.
+pub(crate) fn force_ownership(
+    object: &mut Value,
+    manager: &str,
+    subresource: &str,
+    conflicts: &[Conflict],
+) {
+    let paths: Vec<Vec<String>> = conflicts.iter().map(|c| c.path.clone()).collect();
+    take_from_others(object, |e| is_apply_entry(e, manager, subresource), &paths);
+}
+
+/// The value at a path of [`leaf_paths`] in an object: through fields, list-map items by
+/// their keys, and set items.
+fn value_at<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(object, |current, part| {
+        if part.starts_with("k:") {
+            current.as_array()?.iter().find(|item| is_item(item, part))
+        } else if let Some(item) = part.strip_prefix("v:") {
+            let item: Value = serde_json::from_str(item).ok()?;
+            current.as_array()?.iter().find(|x| **x == item)
+        } else {
+            current.get(part)
+        }
+    })
+}
+
+/// An entry's manager as the server names it in a conflict.
+fn owner_name(entry: &Value) -> String {
+    let mut name = format!("{:?}", entry["manager"].as_str().unwrap_or(""));
+    if let Some(sub) = entry["subresource"].as_str().filter(|s| !s.is_empty()) {
+        name.push_str(&format!(" with subresource {sub:?}"));
+    }
+    if entry["operation"] == "Update" {
+        name.push_str(&format!(
+            " using {}",
+            entry["apiVersion"].as_str().unwrap_or("")
+        ));
+    }
+    name
+}
+
+/// A path as the server prints it: `.spec.template.spec.containers[name="app"].image`, a set
+/// item `[="a"]`.
+pub(crate) fn path_string(path: &[String]) -> String {
+    let mut out = String::new();
+    for part in path {
+        if let Some(key) = part.strip_prefix("k:") {
+            let fields: Vec<String> = serde_json::from_str::<Map<String, Value>>(key)
+                .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+                .unwrap_or_default();
+            out.push_str(&format!("[{}]", fields.join(",")));
+        } else if let Some(item) = part.strip_prefix("v:") {
+            out.push_str(&format!("[={item}]"));
+        } else {
+            out.push('.');
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// Removes the field at `path` from `object`: a list-map item named `k:{...}`, whole.
@@ -581,6 +881,73 @@ mod tests {
                 .any(|p| p.iter().any(|e| e.contains("sidecar"))),
             "{removed:?}"
         );
+    }
+
+    /// An update owns what it changed, by key in a list-map, keeps what it owned, and loses
+    /// what it removed; an apply that changes a field another manager owns conflicts with
+    /// it, named as the server names it.
+    #[test]
+    fn an_update_owns_what_it_changed() {
+        use kclient_apimachinery::meta::PatchMeta as _;
+
+        let fields = Some(kclient_api::apps::v1::Deployment::patch_fields());
+        let with = |containers: Value, labels: Value| {
+            json!({"metadata": {"name": "web", "labels": labels},
+                "spec": {"template": {"spec": {"containers": containers}}}})
+        };
+        let app = json!({"name": "app", "image": "a:1"});
+        let old = with(json!([app]), json!({"team": "x"}));
+        let mut new = with(
+            json!([{"name": "app", "image": "a:2"}, {"name": "sidecar", "image": "s"}]),
+            json!({}),
+        );
+        let changed = changed_paths(&old, &new, fields);
+        let containers = ["spec", "template", "spec", "containers"];
+        let path = |rest: &[&str]| -> Vec<String> {
+            containers
+                .iter()
+                .chain(rest)
+                .map(|s| s.to_string())
+                .collect()
+        };
+        assert_eq!(
+            changed,
+            [
+                vec!["metadata".to_string(), "labels".into(), "team".into()],
+                path(&["k:{\"name\":\"app\"}", "image"]),
+                path(&["k:{\"name\":\"sidecar\"}"]),
+            ]
+        );
+        // It owned the label before; the label is gone, the image and the sidecar are its.
+        new["metadata"]["managedFields"] = json!([{"manager": "u", "operation": "Update",
+            "apiVersion": "apps/v1", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}}]);
+        record_update(&mut new, ("u", ""), "apps/v1", &changed, fields, "t");
+        let entries = new["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(
+            entries[0]["fieldsV1"],
+            json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
+                "k:{\"name\":\"app\"}": {"f:image": {}},
+                "k:{\"name\":\"sidecar\"}": {".": {}, "f:name": {}, "f:image": {}},
+            }}}}})
+        );
+        // Applying another image conflicts with the updater, named with its apiVersion.
+        let applied = with(json!([{"name": "app", "image": "a:3"}]), json!({}));
+        let conflicts = apply_conflicts(&new, "deployer", "", &applied, fields);
+        assert_eq!(
+            conflicts,
+            [Conflict {
+                owner: "\"u\" using apps/v1".into(),
+                path: path(&["k:{\"name\":\"app\"}", "image"]),
+            }]
+        );
+        assert_eq!(
+            path_string(&conflicts[0].path),
+            ".spec.template.spec.containers[name=\"app\"].image"
+        );
+        // The same image is no conflict.
+        let same = with(json!([{"name": "app", "image": "a:2"}]), json!({}));
+        assert!(apply_conflicts(&new, "deployer", "", &same, fields).is_empty());
     }
 
     #[test]

@@ -150,10 +150,17 @@ pub(crate) fn scale(
     (verb, namespace, name): (&str, &str, &str),
     patch_type: Option<PatchType>,
     body: &[u8],
-    manager: &str,
+    (manager, force): (&str, bool),
 ) -> Result<Answer, Error> {
     if verb == "patch" && patch_type == Some(PatchType::Apply) {
-        return apply_scale(tracker, info, paths, (namespace, name), body, manager);
+        return apply_scale(
+            tracker,
+            info,
+            paths,
+            (namespace, name),
+            body,
+            (manager, force),
+        );
     }
     let current = tracker.get_object(info, namespace, name)?;
     let written: Value = match verb {
@@ -197,14 +204,15 @@ pub(crate) fn scale(
 /// registries serve it: the configuration's `spec.replicas` is written to the object, whose
 /// `managedFields` record the manager as an `Apply` through `scale` owning the replicas
 /// field; a manager that stops applying replicas it alone owned sets them to 0 (the Scale's
-/// zero value, as on the server). The answer is the Scale.
+/// zero value, as on the server). Replicas of another value that another manager owns are a
+/// conflict unless `force`, which takes them. The answer is the Scale.
 fn apply_scale(
     tracker: &ObjectTracker,
     info: &ResourceInfo,
     paths: &ScalePaths,
     (namespace, name): (&str, &str),
     body: &[u8],
-    manager: &str,
+    (manager, force): (&str, bool),
 ) -> Result<Answer, Error> {
     if manager.is_empty() {
         return Err(field_manager_required());
@@ -252,6 +260,12 @@ fn apply_scale(
                 set_path(&mut new, &paths.spec_replicas, json!(r));
                 set_path(&mut applied, &paths.spec_replicas, json!(r));
             }
+            let conflicts =
+                managed_fields::apply_conflicts(existing, manager, "scale", &applied, None);
+            if !conflicts.is_empty() && !force {
+                return Err(crate::tracker::apply_conflict(&conflicts));
+            }
+            managed_fields::force_ownership(&mut new, manager, "scale", &conflicts);
             Ok((new, applied))
         })?;
     Ok(Answer::Json(200, scale_of(paths, &updated)))

@@ -1308,14 +1308,14 @@ impl ObjectTracker {
             if without_managed_fields(&new) == without_managed_fields(&existing) {
                 return Ok(existing);
             }
-            let changed = managed_fields::changed_paths(&existing, &new);
+            // The writer owns what it changed, and takes it from the others.
+            let changed = managed_fields::changed_paths(&existing, &new, info.patch_fields);
             managed_fields::take_ownership(&mut new, manager, &changed);
-            managed_fields::record(
+            managed_fields::record_update(
                 &mut new,
-                (manager, operation),
-                subresource,
+                (manager, subresource),
                 &r.api_version,
-                &written,
+                &changed,
                 info.patch_fields,
                 &time,
             );
@@ -1435,7 +1435,10 @@ impl ObjectTracker {
     }
 
     /// Server-side apply: creates the object from the configuration, or merges the
-    /// configuration into it, recording `manager` as an `Apply` manager.
+    /// configuration into it, recording `manager` as an `Apply` manager. A field the
+    /// configuration changes that another manager owns is a conflict (409) unless `force`,
+    /// which takes it from them.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn apply(
         &self,
         info: &ResourceInfo,
@@ -1443,6 +1446,7 @@ impl ObjectTracker {
         name: &str,
         manager: &str,
         status_only: bool,
+        force: bool,
         applied: Value,
     ) -> Result<Value, Error> {
         if manager.is_empty() {
@@ -1496,6 +1500,17 @@ impl ObjectTracker {
                 if !config_rv.is_empty() && config_rv != str_of(existing, "resourceVersion") {
                     return Err(conflict(info, name));
                 }
+                let subresource = if status_only { "status" } else { "" };
+                let conflicts = managed_fields::apply_conflicts(
+                    existing,
+                    manager,
+                    subresource,
+                    &config,
+                    info.patch_fields,
+                );
+                if !conflicts.is_empty() && !force {
+                    return Err(apply_conflict(&conflicts));
+                }
                 let mut merged = existing.clone();
                 let mut patch = config.clone();
                 if let Some(m) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -1528,7 +1543,6 @@ impl ObjectTracker {
                 }
                 // Fields this manager applied before, no longer applies and nobody else owns
                 // are removed, as server-side apply removes them.
-                let subresource = if status_only { "status" } else { "" };
                 for path in managed_fields::removed_by_apply(
                     existing,
                     manager,
@@ -1545,10 +1559,10 @@ impl ObjectTracker {
                 {
                     meta_mut(&mut merged).remove("finalizers");
                 }
-                Ok((
-                    merge_write(info, existing, merged, status_only),
-                    Some(config.clone()),
-                ))
+                let mut written = merge_write(info, existing, merged, status_only);
+                // Forced, the conflicting fields become this manager's alone.
+                managed_fields::force_ownership(&mut written, manager, subresource, &conflicts);
+                Ok((written, Some(config.clone())))
             },
             if status_only { "status" } else { "" },
         )
@@ -2149,6 +2163,53 @@ fn too_large_resource_version(asked: u64, current: u64) -> Error {
 
 fn not_found(info: &ResourceInfo, name: &str) -> Error {
     Error::new_not_found(&info.api_resource.group, &info.api_resource.plural, name)
+}
+
+/// An apply refused for the fields other managers own (409 `Conflict`), worded as the
+/// server words it: one cause `FieldManagerConflict` per field, and a message that lists
+/// them by owner.
+pub(crate) fn apply_conflict(conflicts: &[managed_fields::Conflict]) -> Error {
+    let message = match conflicts {
+        [one] => format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            one.owner,
+            managed_fields::path_string(&one.path)
+        ),
+        _ => {
+            let mut lines = Vec::new();
+            let mut owner = None;
+            for c in conflicts {
+                if owner != Some(&c.owner) {
+                    lines.push(format!("conflicts with {}:", c.owner));
+                    owner = Some(&c.owner);
+                }
+                lines.push(format!("- {}", managed_fields::path_string(&c.path)));
+            }
+            format!(
+                "Apply failed with {} conflicts: {}",
+                conflicts.len(),
+                lines.join("\n")
+            )
+        }
+    };
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|c| {
+            json!({
+                "reason": "FieldManagerConflict",
+                "message": format!("conflict with {}", c.owner),
+                "field": managed_fields::path_string(&c.path),
+            })
+        })
+        .collect();
+    let status = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": "Conflict", "details": {"causes": causes}, "code": 409,
+    });
+    match serde_json::from_value(status) {
+        Ok(status) => Error::from_status(status),
+        Err(e) => Error::new_internal_error(format!("the fake's conflict status: {e}")),
+    }
 }
 
 pub(crate) fn conflict(info: &ResourceInfo, name: &str) -> Error {

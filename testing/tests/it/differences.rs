@@ -81,27 +81,85 @@ async fn defaults_are_filled_for_some_kinds_only() {
     assert!(fake["spec"]["backoffLimit"].is_null(), "{fake}");
 }
 
-/// 2. Server-side apply detects no conflicts between managers in the fake.
+/// 2. A custom resource's `listType=map` list is owned whole in the fake, which does not read
+/// the CRD's schema: a second manager's apply of another item conflicts with the first
+/// manager over the whole list, and forced, replaces it; the server merges the items by key.
+/// (A built-in kind's list-maps are merged and owned by key on both: `tests/it/apply.rs`.)
 #[tokio::test(flavor = "multi_thread")]
-async fn the_fake_detects_no_apply_conflicts() {
+async fn a_custom_resources_list_map_is_replaced_whole_in_the_fake() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let path = format!("{}/applied", cms(b.ns.name()));
-    let apply = |client: &Client, manager: &str, value: &str| {
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "listmaps.differences.kclient.dev"},
+        "spec": {
+            "group": "differences.kclient.dev", "scope": "Namespaced",
+            "names": {"plural": "listmaps", "singular": "listmap", "kind": "ListMap",
+                "listKind": "ListMapList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"ports": {
+                        "type": "array", "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {"type": "object", "required": ["name"], "properties": {
+                            "name": {"type": "string"}, "port": {"type": "integer"}}}}}}}}}}],
+        },
+    });
+    for client in [&b.real, &b.fake] {
+        let created: Result<Value, _> = client.post().abs_path(crds).json(&crd).send().await;
+        if let Err(e) = &created {
+            assert!(e.is_already_exists(), "creating the CRD: {e}");
+        }
+    }
+    let path = format!(
+        "/apis/differences.kclient.dev/v1/namespaces/{}/listmaps/ports",
+        b.ns.name()
+    );
+    let apply = |client: &Client, manager: &str, port: &str| {
         client
             .patch(kclient_apimachinery::PatchType::Apply)
             .abs_path(&path)
             .param("fieldManager", manager)
-            .json(&json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": "applied"}, "data": {"a": value}}))
+            .param("force", if manager == "forced" { "true" } else { "false" })
+            .json(
+                &json!({"apiVersion": "differences.kclient.dev/v1", "kind": "ListMap",
+                "metadata": {"name": "ports"},
+                "spec": {"ports": [{"name": port, "port": 80}]}}),
+            )
             .send::<Value>()
     };
-    apply(&b.real, "mgr-a", "1").await.unwrap();
-    apply(&b.fake, "mgr-a", "1").await.unwrap();
-    let real = apply(&b.real, "mgr-b", "2").await.unwrap_err();
-    assert!(real.is_conflict(), "{real}");
-    let fake = apply(&b.fake, "mgr-b", "2").await.unwrap();
-    assert_eq!(fake["data"]["a"], "2");
+    let names = |obj: &Value| -> Vec<String> {
+        obj["spec"]["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| p["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    // The server serves the new resource a moment after the CRD is created.
+    let mut served = None;
+    for _ in 0..100 {
+        match apply(&b.real, "mgr-a", "http").await {
+            Ok(obj) => {
+                served = Some(obj);
+                break;
+            }
+            Err(e) if e.is_not_found() => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) => panic!("applying to the server: {e}"),
+        }
+    }
+    assert!(served.is_some(), "the server never served listmaps");
+    apply(&b.fake, "mgr-a", "http").await.unwrap();
+    let real = apply(&b.real, "mgr-b", "metrics").await.unwrap();
+    assert_eq!(names(&real), ["http", "metrics"]);
+    let fake = apply(&b.fake, "mgr-b", "metrics").await.unwrap_err();
+    assert_eq!(
+        fake.status().map(|s| s.message.as_str()),
+        Some("Apply failed with 1 conflict: conflict with \"mgr-a\": .spec.ports")
+    );
+    let fake = apply(&b.fake, "forced", "metrics").await.unwrap();
+    assert_eq!(names(&fake), ["metrics"]);
 }
 
 /// 3. A continue token lasts until 256 newer paged lists in the fake; on the server, until

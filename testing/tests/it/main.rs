@@ -2,7 +2,7 @@
 //! informers) running unchanged over the fake, and the differential suite that runs each
 //! scripted case against the fake and against the real kube-apiserver from testenv.
 
-mod apply_lists;
+mod apply;
 mod differences;
 mod differential;
 mod differential_cases;

@@ -1,0 +1,297 @@
+//! Server-side apply on the fake and on the real kube-apiserver alike: a built-in kind's
+//! `listType=map` lists (containers, env) are owned item by item under their keys, so an
+//! item its manager stops applying goes unless another manager owns it too; a field another
+//! manager owns (through an apply or an update) and the apply changes is a conflict, worded
+//! as the server words it, unless the apply forces, which takes the field.
+
+use kclient_rest::Client;
+use kclient_testenv::TestEnv;
+use serde_json::{Value, json};
+
+use crate::differences::both;
+
+/// The Deployment `web` that `manager` applies with `containers`.
+async fn apply(client: &Client, ns: &str, manager: &str, spec: Value) -> Value {
+    client
+        .patch(kclient_apimachinery::PatchType::Apply)
+        .abs_path(&format!("/apis/apps/v1/namespaces/{ns}/deployments/web"))
+        .param("fieldManager", manager)
+        .json(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web"}, "spec": spec}))
+        .send::<Value>()
+        .await
+        .unwrap_or_else(|e| panic!("{manager} applying: {e}"))
+}
+
+/// The names of the Deployment's containers, each with the names of its env entries.
+fn containers(deployment: &Value) -> Vec<(String, Vec<String>)> {
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .map(|item| item["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    deployment["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap_or_default().to_owned(),
+                names(&c["env"]),
+            )
+        })
+        .collect()
+}
+
+fn named(expected: &[(&str, &[&str])]) -> Vec<(String, Vec<String>)> {
+    expected
+        .iter()
+        .map(|(name, env)| {
+            (
+                (*name).to_owned(),
+                env.iter().map(|e| (*e).to_owned()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// `owner` applies an app container (env A and B, a port) and a sidecar, `helper` applies
+/// the same sidecar; `owner` then stops applying the sidecar and env B: B goes, the sidecar
+/// stays while `helper` owns it, and goes when `helper` stops applying it too.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_item_dropped_from_a_configuration_goes_unless_another_manager_owns_it() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    let template = |containers: Value| {
+        json!({
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": containers},
+            },
+        })
+    };
+    let app = |env: Value| {
+        json!({"name": "app", "image": "nginx:1.27", "env": env,
+            "ports": [{"containerPort": 80}]})
+    };
+    let sidecar = json!({"name": "sidecar", "image": "busybox:1.36"});
+    let both_env = json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]);
+
+    for (client, which) in [(&b.real, "server"), (&b.fake, "fake")] {
+        apply(
+            client,
+            ns,
+            "owner",
+            template(json!([app(both_env.clone()), sidecar])),
+        )
+        .await;
+        apply(
+            client,
+            ns,
+            "helper",
+            json!({"template": {"spec": {"containers": [sidecar]}}}),
+        )
+        .await;
+        let dropped = apply(
+            client,
+            ns,
+            "owner",
+            template(json!([app(json!([{"name": "A", "value": "1"}]))])),
+        )
+        .await;
+        assert_eq!(
+            containers(&dropped),
+            named(&[("app", &["A"]), ("sidecar", &[])]),
+            "{which}: the sidecar stays while the helper owns it"
+        );
+        let released = apply(client, ns, "helper", json!({"replicas": 1})).await;
+        assert_eq!(
+            containers(&released),
+            named(&[("app", &["A"])]),
+            "{which}: the sidecar goes when no manager applies it"
+        );
+    }
+}
+
+/// The ConfigMap `settings` that `manager` applies with `data`, forced or not.
+async fn apply_cm(
+    client: &Client,
+    ns: &str,
+    manager: &str,
+    data: Value,
+    force: bool,
+) -> Result<Value, kclient_apimachinery::Error> {
+    let mut request = client
+        .patch(kclient_apimachinery::PatchType::Apply)
+        .abs_path(&format!("/api/v1/namespaces/{ns}/configmaps/settings"))
+        .param("fieldManager", manager);
+    if force {
+        request = request.param("force", "true");
+    }
+    request
+        .json(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings"}, "data": data}))
+        .send::<Value>()
+        .await
+}
+
+/// The refused apply's message and its causes (reason, message, field).
+fn refusal(error: &kclient_apimachinery::Error) -> (String, Vec<(String, String, String)>) {
+    let status = error.status().expect("a Status");
+    assert_eq!(status.code, 409, "{error}");
+    assert_eq!(status.reason, "Conflict", "{error}");
+    let causes = status
+        .details
+        .as_ref()
+        .map(|d| {
+            d.causes
+                .iter()
+                .map(|c| (c.cause_type.clone(), c.message.clone(), c.field.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    (status.message.clone(), causes)
+}
+
+/// Whether `manager`'s entry (of `operation`) owns `data.<key>`.
+fn owns_key(cm: &Value, manager: &str, operation: &str, key: &str) -> bool {
+    cm["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|e| {
+            e["manager"] == manager
+                && e["operation"] == operation
+                && e["fieldsV1"]["f:data"].get(format!("f:{key}")).is_some()
+        })
+}
+
+/// Conflicts with an applier and with an updater, in the server's words; the same value
+/// applied by two managers is shared without conflict; a forced apply takes the field.
+#[tokio::test(flavor = "multi_thread")]
+async fn conflicts_and_force_are_the_servers() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    let mut refusals = Vec::new();
+    for (client, which) in [(&b.real, "server"), (&b.fake, "fake")] {
+        apply_cm(client, ns, "mgr-a", json!({"a": "1", "b": "1"}), false)
+            .await
+            .unwrap_or_else(|e| panic!("{which}: {e}"));
+        // Another value of two of mgr-a's fields: two conflicts.
+        let two = apply_cm(
+            client,
+            ns,
+            "mgr-b",
+            json!({"a": "2", "b": "2", "c": "1"}),
+            false,
+        )
+        .await
+        .unwrap_err();
+        // The same value: shared, no conflict.
+        apply_cm(client, ns, "mgr-b", json!({"a": "1"}), false)
+            .await
+            .unwrap_or_else(|e| panic!("{which}: {e}"));
+        // An update's field: a conflict with the updater, named with its apiVersion.
+        let _: Value = client
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .abs_path(&format!("/api/v1/namespaces/{ns}/configmaps/settings"))
+            .param("fieldManager", "editor")
+            .body(r#"{"data":{"d":"1"}}"#)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{which}: {e}"));
+        let one = apply_cm(
+            client,
+            ns,
+            "mgr-a",
+            json!({"a": "1", "b": "1", "d": "2"}),
+            false,
+        )
+        .await
+        .unwrap_err();
+        refusals.push((refusal(&two), refusal(&one)));
+        // Forced, the field changes and is mgr-b's alone; mgr-a keeps what it still shares.
+        let forced = apply_cm(client, ns, "mgr-b", json!({"a": "1", "b": "3"}), true)
+            .await
+            .unwrap_or_else(|e| panic!("{which}: {e}"));
+        assert_eq!(forced["data"]["b"], "3", "{which}");
+        assert!(
+            owns_key(&forced, "mgr-b", "Apply", "b"),
+            "{which}: {forced}"
+        );
+        assert!(
+            !owns_key(&forced, "mgr-a", "Apply", "b"),
+            "{which}: {forced}"
+        );
+        assert!(
+            owns_key(&forced, "mgr-a", "Apply", "a"),
+            "{which}: {forced}"
+        );
+        assert!(
+            owns_key(&forced, "mgr-b", "Apply", "a"),
+            "{which}: {forced}"
+        );
+        assert!(
+            owns_key(&forced, "editor", "Update", "d"),
+            "{which}: {forced}"
+        );
+    }
+    assert_eq!(
+        refusals[0], refusals[1],
+        "the server's refusals, then the fake's"
+    );
+    let ((two, causes), _) = &refusals[0];
+    assert_eq!(causes.len(), 2, "{two}");
+}
+
+/// Through the `scale` subresource as through the object: replicas another manager applied
+/// are a conflict, in the server's words, until the autoscaler forces, which takes them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scale_apply_conflicts_and_forces_as_on_the_server() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    let spec = json!({
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+        },
+    });
+    let scale = |client: &Client, force: bool| {
+        let mut request = client
+            .patch(kclient_apimachinery::PatchType::Apply)
+            .abs_path(&format!(
+                "/apis/apps/v1/namespaces/{ns}/deployments/web/scale"
+            ))
+            .param("fieldManager", "autoscaler");
+        if force {
+            request = request.param("force", "true");
+        }
+        request
+            .json(&json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                "metadata": {"name": "web"}, "spec": {"replicas": 3}}))
+            .send::<Value>()
+    };
+    let mut refusals = Vec::new();
+    for (client, which) in [(&b.real, "server"), (&b.fake, "fake")] {
+        apply(client, ns, "owner", spec.clone()).await;
+        let refused = scale(client, false).await.unwrap_err();
+        refusals.push(refusal(&refused));
+        let forced = scale(client, true)
+            .await
+            .unwrap_or_else(|e| panic!("{which}: {e}"));
+        assert_eq!(forced["spec"]["replicas"], 3, "{which}");
+    }
+    assert_eq!(
+        refusals[0], refusals[1],
+        "the server's refusal, then the fake's"
+    );
+    assert_eq!(refusals[0].1.len(), 1, "{:?}", refusals[0]);
+}
