@@ -370,6 +370,30 @@ impl ConfigMaps {
     pub(crate) async fn list(&self) -> Result<ObjectList<ConfigMap>, Error> {
         self.base(self.client.get()).send().await
     }
+
+    /// Waits, at most 30 s, until a LIST at resourceVersion "0" (served from the watch cache,
+    /// which may trail the writes just made, as a reflector's first list is) holds `count`
+    /// ConfigMaps: a test that counts what the first list brings starts only then.
+    pub(crate) async fn wait_for_watch_cache(&self, count: usize) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let list: ObjectList<ConfigMap> = self
+                .base(self.client.get())
+                .param("resourceVersion", "0")
+                .send()
+                .await
+                .expect("list from the watch cache");
+            if list.items.len() == count {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the watch cache held {} of {count} ConfigMaps after 30 s",
+                list.items.len()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
 }
 
 /// What a cache or a handler holds, by name: each ConfigMap's resourceVersion.

@@ -404,6 +404,9 @@ async fn a_relist_after_410_delivers_an_update_per_unchanged_object_to_every_han
         namespace: ns.name().to_owned(),
     };
     create_many(&cms, (0..N).map(|i| format!("cm-{i:04}"))).await;
+    // The first list is served from the watch cache, which may not hold all N yet; the relist
+    // would then bring the rest as adds, not as the updates counted here.
+    cms.wait_for_watch_cache(N).await;
     let (informer, observed) = informer_with(&env, ns.name(), false, false, 1, Duration::ZERO);
     let first = counting_handler(&informer);
     let second = counting_handler(&informer);
