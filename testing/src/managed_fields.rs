@@ -373,43 +373,13 @@ pub(crate) fn record_update(
             _ => disown(&mut set, path),
         }
     }
-    // What is left is this manager's entry, replaced (or added) as any write records it.
-    let entry_set = set;
-    let mut entry = json!({
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": api_version,
-        "time": time,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": entry_set,
-    });
-    if !subresource.is_empty() {
-        entry["subresource"] = json!(subresource);
-    }
-    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return;
-    };
-    let list = meta
-        .entry("managedFields")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if !list.is_array() {
-        *list = Value::Array(Vec::new());
-    }
-    let Some(items) = list.as_array_mut() else {
-        return;
-    };
-    let owns_nothing = entry["fieldsV1"].as_object().is_some_and(Map::is_empty);
-    match items.iter().position(is_mine) {
-        Some(i) if owns_nothing => {
-            items.remove(i);
-        }
-        Some(i) => items[i] = entry,
-        None if owns_nothing => {}
-        None => items.push(entry),
-    }
-    if items.is_empty() {
-        meta.remove("managedFields");
-    }
+    store_entry(
+        object,
+        (manager, "Update", subresource),
+        api_version,
+        set,
+        time,
+    );
 }
 
 /// Adds the set `node` at `path` to `set`, merged with what is there.
@@ -688,20 +658,37 @@ pub(crate) fn record(
     if manager.is_empty() {
         return;
     }
-    let entry = {
-        let mut e = json!({
-            "manager": manager,
-            "operation": operation,
-            "apiVersion": api_version,
-            "time": time,
-            "fieldsType": "FieldsV1",
-            "fieldsV1": fields_v1(written, fields),
-        });
-        if !subresource.is_empty() {
-            e["subresource"] = json!(subresource);
-        }
-        e
-    };
+    store_entry(
+        object,
+        (manager, operation, subresource),
+        api_version,
+        fields_v1(written, fields),
+        time,
+    );
+}
+
+/// Stores `set` as the entry of `manager`'s `operation` through `subresource`: replaces that
+/// entry, or adds one; a manager that owns no field has no entry (the server drops it), and
+/// the last entry gone takes `managedFields` along.
+fn store_entry(
+    object: &mut Value,
+    (manager, operation, subresource): (&str, &str, &str),
+    api_version: &str,
+    set: Value,
+    time: &str,
+) {
+    let owns_nothing = set.as_object().is_some_and(Map::is_empty);
+    let mut entry = json!({
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": api_version,
+        "time": time,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": set,
+    });
+    if !subresource.is_empty() {
+        entry["subresource"] = json!(subresource);
+    }
     let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
@@ -719,9 +706,7 @@ pub(crate) fn record(
             && e["operation"] == operation
             && e["subresource"].as_str().unwrap_or("") == subresource
     };
-    // A manager that owns no field has no entry (the server drops it).
-    let owns_nothing = entry["fieldsV1"].as_object().is_some_and(Map::is_empty);
-    match items.iter_mut().position(|e| same(e)) {
+    match items.iter().position(same) {
         Some(i) if owns_nothing => {
             items.remove(i);
         }
