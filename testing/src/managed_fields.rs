@@ -37,8 +37,7 @@ pub(crate) fn fields_v1(object: &Value, fields: Option<&[FieldMeta]>) -> Value {
                         k.as_str(),
                         "labels" | "annotations" | "ownerReferences" | "generateName"
                     ) {
-                        let object_meta = nested(field(fields, "metadata"));
-                        meta.insert(format!("f:{k}"), leaf_set(v, field(object_meta, k)));
+                        meta.insert(format!("f:{k}"), leaf_set(v, field(object_meta(), k)));
                     }
                 }
             }
@@ -50,6 +49,13 @@ pub(crate) fn fields_v1(object: &Value, fields: Option<&[FieldMeta]>) -> Value {
         out.insert(format!("f:{key}"), leaf_set(value, field(fields, key)));
     }
     Value::Object(out)
+}
+
+/// `ObjectMeta`'s patch metadata, which holds for every kind, custom resources too (their
+/// `metadata` is the server's ObjectMeta): finalizers a set, owner references a list-map.
+fn object_meta() -> Option<&'static [FieldMeta]> {
+    use kclient_apimachinery::meta::PatchMeta as _;
+    Some(kclient_apimachinery::meta::v1::ObjectMeta::patch_fields())
 }
 
 /// The patch metadata of the field `name` in `table`.
@@ -112,31 +118,48 @@ fn map_items(items: &[Value], list: &FieldMeta) -> Option<Value> {
     Some(Value::Object(out))
 }
 
+/// The value of the key field `name` of a list-map item: the item's, else the schema's
+/// default for it, as structured-merge-diff fills a missing key field. The one defaulted key
+/// field of the built-in list-maps is a port's `protocol` (`TCP`).
+fn key_field<'a>(item: &'a Map<String, Value>, name: &str) -> Option<std::borrow::Cow<'a, Value>> {
+    match item.get(name) {
+        Some(v) => Some(std::borrow::Cow::Borrowed(v)),
+        None if name == "protocol" => Some(std::borrow::Cow::Owned(json!("TCP"))),
+        None => None,
+    }
+}
+
 /// The path element of a list-map item: `k:` and the JSON of its key fields, in name order,
-/// as the server writes it (`k:{"containerPort":80,"protocol":"TCP"}`). Key fields the item
-/// does not set are left out; `None` when it sets none.
+/// as the server writes it (`k:{"containerPort":80,"protocol":"TCP"}`), a missing `protocol`
+/// as its default. Other key fields the item does not set are left out; `None` when it sets
+/// none.
 fn item_key(item: &Value, keys: &[&str]) -> Option<String> {
     let object = item.as_object()?;
-    let fields: BTreeMap<&str, &Value> = keys
-        .iter()
-        .filter_map(|k| object.get(*k).map(|v| (*k, v)))
-        .collect();
-    if fields.is_empty() {
+    if keys.iter().all(|k| object.get(*k).is_none()) {
         return None;
     }
+    let fields: BTreeMap<&str, std::borrow::Cow<'_, Value>> = keys
+        .iter()
+        .filter_map(|k| key_field(object, k).map(|v| (*k, v)))
+        .collect();
     serde_json::to_string(&fields)
         .ok()
         .map(|k| format!("k:{k}"))
 }
 
-/// Whether `item` is the list-map item that the path element `key` (`k:{...}`) names: it has
-/// every key field, of the same value.
+/// Whether `item` is the list-map item that the path element `key` (`k:{...}`) names: each
+/// of the key's fields is the item's (or, missing, its default).
 fn is_item(item: &Value, key: &str) -> bool {
-    let Some(Ok(Value::Object(fields))) = key.strip_prefix("k:").map(serde_json::from_str::<Value>)
-    else {
+    let (Some(Ok(Value::Object(fields))), Some(object)) = (
+        key.strip_prefix("k:").map(serde_json::from_str::<Value>),
+        item.as_object(),
+    ) else {
         return false;
     };
-    !fields.is_empty() && fields.iter().all(|(k, v)| item.get(k) == Some(v))
+    !fields.is_empty()
+        && fields
+            .iter()
+            .all(|(k, v)| key_field(object, k).is_some_and(|mine| *mine == *v))
 }
 
 /// The set of a set list's items, owned one by one, as the server writes it:
@@ -198,16 +221,10 @@ fn owns(set: &Value, path: &[String]) -> bool {
                 let Some(m) = current.as_object() else {
                     return false;
                 };
-                // A parent owned as a leaf (a list owned whole) owns what is below it; the
-                // items of a set or a list-map are owned one by one, so only a list owned
-                // whole (`{}`, as an entry of a list the fake owns whole has it) owns an item
-                // it does not name.
-                let whole = if item {
-                    m.is_empty()
-                } else {
-                    m.keys()
-                        .all(|k| !k.starts_with("f:") && !k.starts_with("v:"))
-                };
+                // A parent owned as a leaf (a list owned whole, an atomic map) owns what is
+                // below it; an empty map or list applied as such (`{".":{}}`) owns only
+                // itself, and the items of a set or a list-map are owned one by one.
+                let whole = m.is_empty();
                 return whole && !std::ptr::eq(current, set);
             }
         }
@@ -271,7 +288,17 @@ pub(crate) fn changed_paths(
             );
             if x != y {
                 prefix.push(k.clone());
-                walk(x, y, field(table, k), prefix, out);
+                if prefix.len() == 1 && k == "metadata" {
+                    // Every kind's metadata is ObjectMeta, whatever `table` knows.
+                    match (x, y) {
+                        (Value::Object(x), Value::Object(y)) => {
+                            walk_map(x, y, object_meta(), prefix, out);
+                        }
+                        _ => out.push(prefix.clone()),
+                    }
+                } else {
+                    walk(x, y, field(table, k), prefix, out);
+                }
                 prefix.pop();
             }
         }
@@ -795,7 +822,9 @@ mod tests {
         assert_eq!(
             containers["k:{\"name\":\"app\"}"],
             json!({".": {}, "f:name": {}, "f:image": {},
-            "f:ports": {"k:{\"containerPort\":80}": {".": {}, "f:containerPort": {}}},
+            // The key with the protocol the server defaults, as it writes it.
+            "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":
+                {".": {}, "f:containerPort": {}}},
             "f:env": {
                 "k:{\"name\":\"A\"}": {".": {}, "f:name": {}, "f:value": {}},
                 "k:{\"name\":\"B\"}": {".": {}, "f:name": {}, "f:value": {}},
@@ -933,6 +962,31 @@ mod tests {
         // The same image is no conflict.
         let same = with(json!([{"name": "app", "image": "a:2"}]), json!({}));
         assert!(apply_conflicts(&new, "deployer", "", &same, fields).is_empty());
+    }
+
+    /// A custom resource (no patch metadata) still has ObjectMeta's: an update that adds a
+    /// finalizer changes that item only, and owner references are keyed by uid.
+    #[test]
+    fn a_custom_resources_metadata_is_owned_as_object_meta() {
+        let old = json!({"metadata": {"name": "w", "finalizers": ["a/x"]}});
+        let new = json!({"metadata": {"name": "w", "finalizers": ["a/x", "b/y"],
+            "ownerReferences": [{"uid": "u1", "name": "o", "kind": "K", "apiVersion": "v1"}]}});
+        assert_eq!(
+            changed_paths(&old, &new, None),
+            [
+                vec![
+                    "metadata".to_string(),
+                    "finalizers".into(),
+                    "v:\"b/y\"".into()
+                ],
+                vec!["metadata".to_string(), "ownerReferences".into()],
+            ]
+        );
+        assert!(
+            fields_v1(&new, None)["f:metadata"]["f:ownerReferences"]
+                .get("k:{\"uid\":\"u1\"}")
+                .is_some()
+        );
     }
 
     #[test]

@@ -1501,13 +1501,25 @@ impl ObjectTracker {
                     return Err(conflict(info, name));
                 }
                 let subresource = if status_only { "status" } else { "" };
-                let conflicts = managed_fields::apply_conflicts(
+                // The fields this endpoint resets are not compared, as the server leaves them
+                // out: all but status through `status`, status through the object.
+                let conflicts: Vec<managed_fields::Conflict> = managed_fields::apply_conflicts(
                     existing,
                     manager,
                     subresource,
                     &config,
                     info.patch_fields,
-                );
+                )
+                .into_iter()
+                .filter(|c| {
+                    let in_status = c.path.first().is_some_and(|p| p == "status");
+                    if status_only {
+                        in_status
+                    } else {
+                        !(info.has_status && in_status)
+                    }
+                })
+                .collect();
                 if !conflicts.is_empty() && !force {
                     return Err(apply_conflict(&conflicts));
                 }

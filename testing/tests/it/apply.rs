@@ -295,3 +295,96 @@ async fn a_scale_apply_conflicts_and_forces_as_on_the_server() {
     );
     assert_eq!(refusals[0].1.len(), 1, "{:?}", refusals[0]);
 }
+
+/// What the server does not count as a conflict, on both: a field below a map that the
+/// object's creator holds only as an empty map (every container's `resources: {}`), and a
+/// field a status apply sends outside `status`, which the status endpoint ignores. And what
+/// it does: a port's name that an update changed, keyed with its defaulted `protocol`.
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_maps_ignored_fields_and_defaulted_keys_conflict_as_on_the_server() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    let deployments = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    let created = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web"},
+    "spec": {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+        },
+    }});
+    let container = |cpu: Option<&str>, port: &str| {
+        let mut c = json!({"name": "app", "ports": [{"containerPort": 80, "name": port}]});
+        if let Some(cpu) = cpu {
+            c["resources"] = json!({"limits": {"cpu": cpu}});
+        }
+        json!({"template": {"spec": {"containers": [c]}}})
+    };
+    let mut refusals = Vec::new();
+    for (client, which) in [(&b.real, "server"), (&b.fake, "fake")] {
+        let _: Value = client
+            .post()
+            .abs_path(&deployments)
+            .param("fieldManager", "creator")
+            .json(&created)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{which}: creating: {e}"));
+        // The creator holds `resources: {}` as a map only: the limit is the applier's.
+        apply(client, ns, "tuner", container(Some("1"), "http")).await;
+        let tuned = apply(client, ns, "tuner", container(Some("2"), "http")).await;
+        let app = &tuned["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(app["resources"]["limits"]["cpu"], "2", "{which}");
+        // An update renames the port: the name is the updater's, under the key with the
+        // protocol the server defaulted.
+        let _: Value = client
+            .patch(kclient_apimachinery::PatchType::StrategicMerge)
+            .abs_path(&format!("{deployments}/web"))
+            .param("fieldManager", "renamer")
+            .body(
+                r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","ports":[{"containerPort":80,"name":"web"}]}]}}}}"#,
+            )
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{which}: renaming: {e}"));
+        let refused = client
+            .patch(kclient_apimachinery::PatchType::Apply)
+            .abs_path(&format!("{deployments}/web"))
+            .param("fieldManager", "tuner")
+            .json(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": container(Some("2"), "http")}))
+            .send::<Value>()
+            .await
+            .unwrap_err();
+        refusals.push(refusal(&refused));
+        // Through `status`, the configuration's spec is ignored, not compared. (The status
+        // it sends is a condition of its own, which testenv's deployment controller, writing
+        // the others meanwhile, does not own.)
+        let _: Value = client
+            .patch(kclient_apimachinery::PatchType::Apply)
+            .abs_path(&format!("{deployments}/web/status"))
+            .param("fieldManager", "reporter")
+            .json(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": {"replicas": 7},
+                "status": {"conditions": [{"type": "Example", "status": "True"}]}}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{which}: a status apply: {e}"));
+    }
+    assert_eq!(
+        refusals[0], refusals[1],
+        "the server's refusal, then the fake's"
+    );
+    assert_eq!(
+        refusals[0].1,
+        [(
+            "FieldManagerConflict".to_owned(),
+            "conflict with \"renamer\" using apps/v1".to_owned(),
+            ".spec.template.spec.containers[name=\"app\"].ports[containerPort=80,protocol=\"TCP\"].name"
+                .to_owned()
+        )]
+    );
+}
