@@ -39,6 +39,18 @@ enum Holding {
     Metadata,
 }
 
+impl Holding {
+    /// What an informer's names (its entry's and its reflector's) add to its resource's:
+    /// nothing for a typed informer, ` (dynamic)` or ` (metadata)` for the others.
+    fn suffix(self) -> &'static str {
+        match self {
+            Holding::Typed(_) => "",
+            Holding::Dynamic => " (dynamic)",
+            Holding::Metadata => " (metadata)",
+        }
+    }
+}
+
 /// Which informer: a resource and how it holds objects.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct InformerKey {
@@ -580,22 +592,17 @@ impl SharedInformerFactory {
     /// resource that already has one of another Rust type: each informer's reflector has
     /// its own name, so that their metrics do not merge.
     fn reflector_name<K: Object>(&self, key: &InformerKey) -> String {
-        let resource = key.gvr.group_resource();
-        match key.holding {
-            Holding::Dynamic => format!("{resource} (dynamic)"),
-            Holding::Metadata => format!("{resource} (metadata)"),
-            Holding::Typed(type_id) => {
-                let state = self.state.lock();
-                let another_type = state.informers.keys().any(|other| {
-                    other.gvr == key.gvr
-                        && matches!(other.holding, Holding::Typed(id) if id != type_id)
-                });
-                if another_type {
-                    format!("{resource} ({})", std::any::type_name::<K>())
-                } else {
-                    resource.to_string()
-                }
-            }
+        let name = format!("{}{}", key.gvr.group_resource(), key.holding.suffix());
+        let Holding::Typed(type_id) = key.holding else {
+            return name;
+        };
+        let another_type = self.state.lock().informers.keys().any(|other| {
+            other.gvr == key.gvr && matches!(other.holding, Holding::Typed(id) if id != type_id)
+        });
+        if another_type {
+            format!("{name} ({})", std::any::type_name::<K>())
+        } else {
+            name
         }
     }
 
@@ -634,7 +641,7 @@ impl SharedInformerFactory {
         {
             return found.clone();
         }
-        let (representation, suffix) = match key.holding {
+        let representation = match key.holding {
             Holding::Typed(type_id) => {
                 if let Some(make_typed) = typed {
                     state
@@ -642,11 +649,12 @@ impl SharedInformerFactory {
                         .entry(key.gvr.clone())
                         .or_insert((type_id, make_typed));
                 }
-                (Representation::Typed, "")
+                Representation::Typed
             }
-            Holding::Dynamic => (Representation::Dynamic, " (dynamic)"),
-            Holding::Metadata => (Representation::Metadata, " (metadata)"),
+            Holding::Dynamic => Representation::Dynamic,
+            Holding::Metadata => Representation::Metadata,
         };
+        let suffix = key.holding.suffix();
         let gvr = &key.gvr;
         let mut name = if gvr.group.is_empty() {
             format!("{}/{}{suffix}", gvr.version, gvr.resource)

@@ -381,21 +381,17 @@ pub(crate) fn record_update(
     if manager.is_empty() {
         return;
     }
-    let is_mine = |e: &Value| {
-        e["manager"] == manager
-            && e["operation"] == "Update"
-            && e["subresource"].as_str().unwrap_or("") == subresource
-    };
     let mut set = object["metadata"]["managedFields"]
         .as_array()
-        .and_then(|entries| entries.iter().find(|e| is_mine(e)))
+        .and_then(|entries| {
+            entries
+                .iter()
+                .find(|e| is_entry(e, (manager, "Update", subresource)))
+        })
         .map_or_else(|| json!({}), |e| e["fieldsV1"].clone());
     let full = fields_v1(object, fields);
     for path in changed {
-        let added = path
-            .iter()
-            .try_fold(&full, |node, part| node.get(set_key(part)));
-        match added {
+        match set_node(&full, path) {
             Some(node) if value_at(object, path).is_some() => graft(&mut set, path, node),
             _ => disown(&mut set, path),
         }
@@ -517,11 +513,23 @@ pub(crate) struct Conflict {
     pub(crate) path: Vec<String>,
 }
 
+/// Whether `entry` is the entry of `manager`'s `operation` through `subresource` (`""` for
+/// the main resource): the server keeps one per such triple.
+fn is_entry(entry: &Value, (manager, operation, subresource): (&str, &str, &str)) -> bool {
+    entry["manager"] == manager
+        && entry["operation"] == operation
+        && entry["subresource"].as_str().unwrap_or("") == subresource
+}
+
 /// Whether `entry` is `manager`'s `Apply` entry through `subresource`.
 fn is_apply_entry(entry: &Value, manager: &str, subresource: &str) -> bool {
-    entry["manager"] == manager
-        && entry["operation"] == "Apply"
-        && entry["subresource"].as_str().unwrap_or("") == subresource
+    is_entry(entry, (manager, "Apply", subresource))
+}
+
+/// The node at a path of [`leaf_paths`] in a `FieldsV1` set.
+fn set_node<'a>(set: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter()
+        .try_fold(set, |node, part| node.get(set_key(part)))
 }
 
 /// The conflicts of `manager` applying `applied` through `subresource` to `object`, as
@@ -546,10 +554,7 @@ pub(crate) fn apply_conflicts(
         let item = path
             .last()
             .is_some_and(|p| p.starts_with("k:") || p.starts_with("v:"));
-        let node = path
-            .iter()
-            .try_fold(&now, |set, part| set.get(set_key(part)));
-        if item || node.is_some_and(|n| n.get(".").is_some()) {
+        if item || set_node(&now, &path).is_some_and(|n| n.get(".").is_some()) {
             continue;
         }
         let (Some(old), Some(new)) = (value_at(object, &path), value_at(applied, &path)) else {
@@ -567,8 +572,7 @@ pub(crate) fn apply_conflicts(
             }
         }
     }
-    conflicts
-        .sort_by(|a, b| (&a.owner, path_string(&a.path)).cmp(&(&b.owner, path_string(&b.path))));
+    conflicts.sort_by_cached_key(|c| (c.owner.clone(), path_string(&c.path)));
     conflicts
 }
 
@@ -728,12 +732,10 @@ fn store_entry(
     let Some(items) = list.as_array_mut() else {
         return;
     };
-    let same = |e: &Value| {
-        e["manager"] == manager
-            && e["operation"] == operation
-            && e["subresource"].as_str().unwrap_or("") == subresource
-    };
-    match items.iter().position(same) {
+    match items
+        .iter()
+        .position(|e| is_entry(e, (manager, operation, subresource)))
+    {
         Some(i) if owns_nothing => {
             items.remove(i);
         }
