@@ -766,6 +766,10 @@ impl Fake {
                 .filter_map(|f| f["jsonPath"].as_str())
                 .map(|p| p.trim_start_matches('.').to_string())
                 .collect();
+            let schema = &version["schema"]["openAPIV3Schema"];
+            if schema.is_object() {
+                custom = custom.with_schema(crate::StructuralSchema::from_openapi_v3(schema));
+            }
             let scale = &version["subresources"]["scale"];
             if let (Some(spec), Some(status)) = (
                 scale["specReplicasPath"].as_str(),

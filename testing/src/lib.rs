@@ -152,11 +152,22 @@
 //!   code and the generated patch tables; strategic merge patches on custom resources
 //!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
 //!   conflicts (409); one that changes the name or namespace is refused (400).
-//! - **server-side apply**: creates the object or merges the applied configuration into it,
-//!   recording the field manager in `managedFields` (operation `Apply`); requires
-//!   `fieldManager` (422) and a configuration that names its `apiVersion` and `kind` (400)
-//!   and the URL's name and namespace (400); a resourceVersion in the configuration is a
-//!   precondition (409 when stale).
+//! - **server-side apply**: creates the object or merges the applied configuration into it
+//!   as structured-merge-diff does, by the kind's schema (a built-in's generated patch
+//!   metadata, a custom resource's CRD `openAPIV3Schema`): objects field by field, the items
+//!   of a `listType=map` list (containers, env, ports, a custom resource's conditions) by
+//!   their keys and of a `listType=set` list (finalizers) by value, in the server's order,
+//!   other lists and atomic maps whole; removes the fields its manager stops applying that
+//!   no one else owns (a container dropped from the configuration goes unless another
+//!   manager applies it too); refuses a change to a field another manager owns with the
+//!   server's 409 conflict (its message and one `FieldManagerConflict` cause per field),
+//!   unless `force`, which takes the field (through `scale` too); refuses a configuration
+//!   whose keyed lists cannot be keyed (a null item, an item without any of its keys, two
+//!   items with one key) with the server's 500 and message; records the manager's `Apply`
+//!   entry in `managedFields` as the server writes it (`tests/it/apply.rs` compares each
+//!   with the server's); requires `fieldManager` (422) and a configuration that names its
+//!   `apiVersion` and `kind` (400) and the URL's name and namespace (400); a resourceVersion
+//!   in the configuration is a precondition (409 when stale).
 //! - **watch**: from a resourceVersion (the changes after it, in commit order; for a version
 //!   the tracker has not reached, only the changes after that version), from `""`/`"0"`
 //!   (the current objects as ADDED, then changes), `sendInitialEvents=true` (the current
@@ -207,22 +218,13 @@
 //!    and token volume), and stores every other kind as written (a Job gets no
 //!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...; a custom
 //!    resource is neither pruned, defaulted nor validated by its CRD's schema).
-//! 2. **managedFields are approximate, and a custom resource's lists are owned whole**: an
-//!    `Apply` entry owns the applied configuration's fields; an `Update` entry keeps what it
-//!    owned and gains the fields its write changed (a create, every field), which the others
-//!    lose; entries left owning nothing go. A built-in kind's lists are owned as its schema
-//!    says, as on the server: a `listType=map` list (containers, env, ports) item by item
-//!    under its keys (`k:{"name":"app"}`), a `listType=set` list and `metadata.finalizers`
-//!    item by item (`v:"<item>"`), other lists whole. Server-side apply merges the
-//!    configuration into the object (built-ins as a strategic merge, so lists such as
-//!    containers merge by key; custom resources as a JSON merge patch), removes the fields
-//!    its manager stops applying that no one else owns (a container or an `env` entry
-//!    dropped from the configuration goes unless another manager applies it too), and
-//!    refuses a change to a field another manager owns with the server's 409 conflict
-//!    (its message and one `FieldManagerConflict` cause per field), unless `force`, which
-//!    takes the field; through `scale` too. `tests/it/apply.rs` shows each on both. The
-//!    fake does not read a CRD's schema, so a custom resource's `listType=map` list is
-//!    owned, and conflicts, as a whole, and a forced apply replaces it.
+//! 2. **An update's `managedFields` entry is approximate**: it keeps what its manager owned
+//!    and gains the fields its write changed (a create: every field), which the other
+//!    entries lose, and entries left owning nothing go, as on the server, with keyed lists
+//!    owned item by item. But the server also marks each map, and each optional struct, that
+//!    the write created as owned itself (`".":{}` beside its fields), which depends on Go's
+//!    types (a pointer field or a value field); the fake marks none. (An `Apply` entry is
+//!    the server's.)
 //! 3. **Continue tokens** page over the first page's snapshot, as on the server, but the
 //!    tracker keeps only the last 256 unfinished paged lists: an older token gets 410
 //!    Expired (on the server a token lasts until etcd is compacted past it).
@@ -303,11 +305,13 @@ mod defaults;
 mod discovery;
 mod fake;
 mod managed_fields;
+mod merge;
 mod names;
 mod numbers;
 mod patch;
 mod reactor;
 mod registry;
+mod schema;
 mod selection;
 mod subresource;
 mod tracker;
@@ -317,5 +321,6 @@ pub use fake::Fake;
 pub use kclient_apimachinery::Error;
 pub use reactor::{Reaction, ReactionFn};
 pub use registry::{ResourceInfo, ResourceRegistry, ScalePaths};
+pub use schema::StructuralSchema;
 pub use subresource::DEFAULT_TOKEN_AUDIENCE;
 pub use tracker::{DEFAULT_HISTORY_WINDOW, ObjectTracker};

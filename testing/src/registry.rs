@@ -9,6 +9,8 @@ use std::sync::Arc;
 use kclient_apimachinery::meta::{FieldMeta, PatchMeta};
 use kclient_apimachinery::{ApiResource, GroupVersionResource, Resource, ResourceScope};
 
+use crate::schema::{Schema, StructuralSchema};
+
 /// What the fake serves for one resource.
 #[derive(Debug, Clone)]
 pub struct ResourceInfo {
@@ -38,6 +40,11 @@ pub struct ResourceInfo {
     /// The categories discovery lists the resource under (`all` for workloads and Services,
     /// `api-extensions` for webhook configurations and CRDs; a CRD's `names.categories`).
     pub categories: Vec<String>,
+    /// A custom resource's structural schema (its CRD version's `openAPIV3Schema`), which
+    /// says how server-side apply keys its lists; `None` for built-ins, whose patch table
+    /// says it, and for a custom resource registered without one (its lists are then
+    /// atomic: merged and owned whole).
+    pub schema: Option<Arc<StructuralSchema>>,
 }
 
 /// The fields behind a `scale` subresource (a CRD's `subresources.scale`; for built-ins,
@@ -191,6 +198,7 @@ impl ResourceInfo {
             allow_create_on_update: CREATE_ON_UPDATE.contains(&(K::GROUP, K::KIND)),
             selectable_fields: Vec::new(),
             categories: categories(K::GROUP, K::KIND),
+            schema: None,
         }
         .scoped(<K::Scope as ResourceScope>::NAMESPACED)
     }
@@ -226,6 +234,24 @@ impl ResourceInfo {
             allow_create_on_update: false,
             selectable_fields: Vec::new(),
             categories: Vec::new(),
+            schema: None,
+        }
+    }
+
+    /// The same entry with a custom resource's structural schema, which says how
+    /// server-side apply keys its lists and which of its maps are atomic.
+    pub fn with_schema(mut self, schema: StructuralSchema) -> Self {
+        self.schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// The schema server-side apply reads: the patch table of a built-in, a custom
+    /// resource's structural schema.
+    pub(crate) fn apply_schema(&self) -> Schema<'_> {
+        match (self.patch_fields, &self.schema) {
+            (Some(table), _) => Schema::Struct(table),
+            (None, Some(schema)) => Schema::Custom(schema),
+            (None, None) => Schema::Unknown,
         }
     }
 

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use crate::managed_fields;
 use crate::patch;
 use crate::registry::{ResourceInfo, ScalePaths};
+use crate::schema::Schema;
 use crate::tracker::{DeleteRequest, ObjectTracker, conflict, field_manager_required, now};
 
 /// The audiences of a token when the request names none (kube-apiserver's default: its
@@ -248,11 +249,15 @@ fn apply_scale(
                 Some(r) => Some(r),
                 // Replicas this manager applied before, applies no more and nobody else
                 // owns are removed from the Scale, which then asks for 0.
-                None => {
-                    managed_fields::removed_by_apply(existing, manager, "scale", &json!({}), None)
-                        .contains(&replicas_path)
-                        .then_some(0)
-                }
+                None => managed_fields::removed_by_apply(
+                    existing,
+                    manager,
+                    "scale",
+                    &json!({}),
+                    Schema::Unknown,
+                )
+                .contains(&replicas_path)
+                .then_some(0),
             };
             let mut new = existing.clone();
             let mut applied = json!({});
@@ -260,8 +265,13 @@ fn apply_scale(
                 set_path(&mut new, &paths.spec_replicas, json!(r));
                 set_path(&mut applied, &paths.spec_replicas, json!(r));
             }
-            let conflicts =
-                managed_fields::apply_conflicts(existing, manager, "scale", &applied, None);
+            let conflicts = managed_fields::apply_conflicts(
+                existing,
+                manager,
+                "scale",
+                (&applied, &new),
+                Schema::Unknown,
+            );
             if !conflicts.is_empty() && !force {
                 return Err(crate::tracker::apply_conflict(&conflicts));
             }

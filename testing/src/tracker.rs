@@ -1048,7 +1048,7 @@ impl ObjectTracker {
             "",
             &r.api_version,
             &written,
-            info.patch_fields,
+            info.apply_schema(),
             &time,
         );
         let key = key_of(info);
@@ -1297,7 +1297,7 @@ impl ObjectTracker {
                 subresource,
                 &r.api_version,
                 &written,
-                info.patch_fields,
+                info.apply_schema(),
                 &time,
             );
             if without_manager_times(&new) == without_manager_times(&existing) {
@@ -1309,14 +1309,14 @@ impl ObjectTracker {
                 return Ok(existing);
             }
             // The writer owns what it changed, and takes it from the others.
-            let changed = managed_fields::changed_paths(&existing, &new, info.patch_fields);
+            let changed = managed_fields::changed_paths(&existing, &new, info.apply_schema());
             managed_fields::take_ownership(&mut new, manager, &changed);
             managed_fields::record_update(
                 &mut new,
                 (manager, subresource),
                 &r.api_version,
                 &changed,
-                info.patch_fields,
+                info.apply_schema(),
                 &time,
             );
         }
@@ -1476,6 +1476,25 @@ impl ObjectTracker {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
+        // The server first builds the configuration's typed object, which its keyed lists
+        // must allow.
+        let faults = crate::merge::faults(&config, info.apply_schema());
+        if !faults.is_empty() {
+            let r = &info.api_resource;
+            return Err(Error::from_status(kclient_apimachinery::Status::failure(
+                500,
+                StatusReason::Unknown,
+                format!(
+                    "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {}",
+                    config_ns,
+                    config_name,
+                    r.group,
+                    r.version,
+                    r.kind,
+                    crate::merge::describe(&faults)
+                ),
+            )));
+        }
         // A resourceVersion in the configuration is a precondition on an existing object.
         let config_rv = str_of(&config, "resourceVersion").to_string();
         let exists = self.get_object(info, namespace, name).is_ok();
@@ -1501,14 +1520,21 @@ impl ObjectTracker {
                     return Err(conflict(info, name));
                 }
                 let subresource = if status_only { "status" } else { "" };
+                let mut patch = config.clone();
+                if let Some(m) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.remove("resourceVersion");
+                }
+                // Keyed lists (containers, env, a custom resource's conditions, finalizers)
+                // merge item by item, as the kind's schema keys them.
+                let mut merged = crate::merge::merge(existing, &patch, info.apply_schema());
                 // The fields this endpoint resets are not compared, as the server leaves them
                 // out: all but status through `status`, status through the object.
                 let conflicts: Vec<managed_fields::Conflict> = managed_fields::apply_conflicts(
                     existing,
                     manager,
                     subresource,
-                    &config,
-                    info.patch_fields,
+                    (&config, &merged),
+                    info.apply_schema(),
                 )
                 .into_iter()
                 .filter(|c| {
@@ -1523,36 +1549,6 @@ impl ObjectTracker {
                 if !conflicts.is_empty() && !force {
                     return Err(apply_conflict(&conflicts));
                 }
-                let mut merged = existing.clone();
-                let mut patch = config.clone();
-                if let Some(m) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
-                    m.remove("resourceVersion");
-                }
-                // Lists of built-ins merge by their keys (containers by name), as
-                // structured-merge-diff merges list-map lists; custom resources merge as a
-                // JSON merge patch (lists replaced).
-                match info.patch_fields {
-                    Some(fields) => {
-                        merged = kclient_apimachinery::apply_strategic_merge_patch(
-                            existing, &patch, fields,
-                        )
-                        .map_err(|e| {
-                            Error::new_bad_request(format!("cannot apply the configuration: {e}"))
-                        })?;
-                    }
-                    None => kclient_apimachinery::apply_merge_patch(&mut merged, &patch),
-                }
-                // Finalizers are a set: the configuration's items join the object's, after
-                // them (neither patch above merges them so).
-                if let Some(applied) = patch["metadata"]["finalizers"].as_array() {
-                    let mut union = finalizers(existing);
-                    for item in applied.iter().filter_map(Value::as_str) {
-                        if !union.iter().any(|f| f == item) {
-                            union.push(item.to_owned());
-                        }
-                    }
-                    meta_mut(&mut merged).insert("finalizers".into(), json!(union));
-                }
                 // Fields this manager applied before, no longer applies and nobody else owns
                 // are removed, as server-side apply removes them.
                 for path in managed_fields::removed_by_apply(
@@ -1560,7 +1556,7 @@ impl ObjectTracker {
                     manager,
                     subresource,
                     &config,
-                    info.patch_fields,
+                    info.apply_schema(),
                 ) {
                     managed_fields::remove_path(&mut merged, &path);
                 }

@@ -1,8 +1,10 @@
-//! Server-side apply on the fake and on the real kube-apiserver alike: a built-in kind's
-//! `listType=map` lists (containers, env) are owned item by item under their keys, so an
-//! item its manager stops applying goes unless another manager owns it too; a field another
-//! manager owns (through an apply or an update) and the apply changes is a conflict, worded
-//! as the server words it, unless the apply forces, which takes the field.
+//! Server-side apply on the fake and on the real kube-apiserver alike: keyed lists (a
+//! built-in kind's containers and env, a custom resource's lists as its CRD's schema keys
+//! them) merge and are owned item by item under their keys, so an item its manager stops
+//! applying goes unless another manager owns it too; a field another manager owns (through
+//! an apply or an update) and the apply changes is a conflict, worded as the server words
+//! it, unless the apply forces, which takes the field; a configuration whose keyed lists
+//! cannot be keyed is refused as the server refuses it.
 
 use kclient_rest::Client;
 use kclient_testenv::TestEnv;
@@ -387,4 +389,225 @@ async fn empty_maps_ignored_fields_and_defaulted_keys_conflict_as_on_the_server(
                 .to_owned()
         )]
     );
+}
+
+/// The CRD of `Probe`, whose schema keys its lists: `spec.ports` a list-map by port and
+/// protocol, `spec.tags` a set, `status.conditions` a list-map by type; `spec.args` is
+/// atomic (no list type). Created on both; returns once the server serves the resource.
+async fn probe_crd(b: &crate::differences::Both) {
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "probes.apply.kclient.dev"},
+        "spec": {
+            "group": "apply.kclient.dev", "scope": "Namespaced",
+            "names": {"plural": "probes", "singular": "probe", "kind": "Probe",
+                "listKind": "ProbeList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["port", "protocol"],
+                            "items": {"type": "object", "required": ["port", "protocol"],
+                                "properties": {"port": {"type": "integer"},
+                                    "protocol": {"type": "string"},
+                                    "name": {"type": "string"}}}},
+                        "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                            "items": {"type": "string"}},
+                        "args": {"type": "array", "items": {"type": "string"}}}},
+                    "status": {"type": "object", "properties": {
+                        "conditions": {"type": "array", "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["type"],
+                            "items": {"type": "object", "required": ["type"],
+                                "properties": {"type": {"type": "string"},
+                                    "status": {"type": "string"}}}}}}}}}}],
+        },
+    });
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    for client in [&b.real, &b.fake] {
+        let created: Result<Value, _> = client.post().abs_path(crds).json(&crd).send().await;
+        if let Err(e) = &created {
+            assert!(e.is_already_exists(), "creating the CRD: {e}");
+        }
+    }
+    // The server serves the new resource a moment after the CRD is created.
+    let list = format!(
+        "/apis/apply.kclient.dev/v1/namespaces/{}/probes",
+        b.ns.name()
+    );
+    for _ in 0..100 {
+        match b.real.get().abs_path(&list).send::<Value>().await {
+            Ok(_) => return,
+            Err(e) if e.is_not_found() => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("listing probes on the server: {e}"),
+        }
+    }
+    panic!("the server never served probes");
+}
+
+/// `manager` applies the Probe `p` (through `status` when `status` is set).
+async fn apply_probe(
+    client: &Client,
+    ns: &str,
+    manager: &str,
+    body: Value,
+    status: bool,
+) -> Result<Value, kclient_apimachinery::Error> {
+    let mut path = format!("/apis/apply.kclient.dev/v1/namespaces/{ns}/probes/p");
+    if status {
+        path.push_str("/status");
+    }
+    let mut config = json!({"apiVersion": "apply.kclient.dev/v1", "kind": "Probe",
+        "metadata": {"name": "p"}});
+    if let (Some(c), Some(b)) = (config.as_object_mut(), body.as_object()) {
+        c.extend(b.clone());
+    }
+    client
+        .patch(kclient_apimachinery::PatchType::Apply)
+        .abs_path(&path)
+        .param("fieldManager", manager)
+        .json(&config)
+        .send::<Value>()
+        .await
+}
+
+/// What the test compares of a Probe: spec, status, and each manager's fields.
+fn probe_state(probe: &Value) -> Value {
+    let mut entries: Vec<Value> = probe["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            json!([
+                e["manager"],
+                e["operation"],
+                e["subresource"],
+                e["fieldsV1"]
+            ])
+        })
+        .collect();
+    entries.sort_by_key(|e| e.to_string());
+    json!({"spec": probe["spec"], "status": probe["status"], "managedFields": entries})
+}
+
+/// A custom resource's keyed lists, as its CRD's schema keys them, on both: two managers'
+/// port (list-map by two keys) and tag (set) items merge, in the server's order, each
+/// owned under its key; a conflict names the item's field; an item its only manager stops
+/// applying goes; two controllers' status conditions live side by side; a configuration
+/// with duplicate keys is refused with the server's message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_custom_resources_keyed_lists_merge_and_are_owned_by_key_as_on_the_server() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    probe_crd(&b).await;
+    let port = |port: u16, name: Option<&str>| {
+        let mut p = json!({"port": port, "protocol": "TCP"});
+        if let Some(name) = name {
+            p["name"] = json!(name);
+        }
+        p
+    };
+    let condition = |t: &str, s: &str| json!({"type": t, "status": s});
+    let mut seen: Vec<Vec<Value>> = Vec::new();
+    for (client, which) in [(&b.real, "server"), (&b.fake, "fake")] {
+        let mut steps = Vec::new();
+        let mut step = |result: Result<Value, kclient_apimachinery::Error>, what: &str| {
+            let state = match result {
+                Ok(probe) => probe_state(&probe),
+                Err(e) => {
+                    let status = e.status().unwrap_or_else(|| panic!("{which}: {what}: {e}"));
+                    json!({"code": status.code, "message": status.message,
+                        "causes": status.details.as_ref().map(|d| d.causes.iter()
+                            .map(|c| json!([c.cause_type, c.message, c.field])).collect::<Vec<_>>())})
+                }
+            };
+            steps.push(state.clone());
+            state
+        };
+        let a = json!({"spec": {"ports": [port(80, Some("a")), port(81, None)],
+            "tags": ["x", "y"], "args": ["1"]}});
+        let state = step(apply_probe(client, ns, "mgr-a", a, false).await, "mgr-a");
+        assert!(state.get("code").is_none(), "{which}: {state}");
+        // Another item, a shared one with the same value, and a set item of its own.
+        let b_config = json!({"spec": {"ports": [port(82, None), port(80, Some("a"))],
+            "tags": ["z", "x"]}});
+        let state = step(
+            apply_probe(client, ns, "mgr-b", b_config, false).await,
+            "mgr-b",
+        );
+        let ports: Vec<&Value> = state["spec"]["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| &p["port"])
+            .collect();
+        assert_eq!(ports, [82, 80, 81], "{which}: {state}");
+        assert_eq!(state["spec"]["tags"], json!(["z", "x", "y"]), "{which}");
+        // Another value of mgr-a's port name: a conflict on that item's field.
+        let renamed = json!({"spec": {"ports": [port(80, Some("b"))]}});
+        let state = step(
+            apply_probe(client, ns, "mgr-b", renamed, false).await,
+            "rename",
+        );
+        assert_eq!(state["code"], 409, "{which}: {state}");
+        // mgr-a stops applying port 81 and tag y, which only it owns: they go. Its args
+        // list is atomic: replaced.
+        let fewer = json!({"spec": {"ports": [port(80, Some("a"))], "tags": ["x"],
+            "args": ["2"]}});
+        let state = step(
+            apply_probe(client, ns, "mgr-a", fewer, false).await,
+            "fewer",
+        );
+        assert_eq!(state["spec"]["tags"], json!(["z", "x"]), "{which}");
+        // Two controllers' conditions, side by side; one dropped goes.
+        let ready = json!({"status": {"conditions": [condition("Ready", "True")]}});
+        step(apply_probe(client, ns, "ready", ready, true).await, "ready");
+        let synced = json!({"status": {"conditions": [condition("Synced", "False")]}});
+        let state = step(
+            apply_probe(client, ns, "synced", synced, true).await,
+            "synced",
+        );
+        assert_eq!(
+            state["status"]["conditions"],
+            json!([condition("Ready", "True"), condition("Synced", "False")]),
+            "{which}"
+        );
+        let none = json!({"status": {"conditions": []}});
+        let state = step(
+            apply_probe(client, ns, "ready", none, true).await,
+            "unready",
+        );
+        assert_eq!(
+            state["status"]["conditions"],
+            json!([condition("Synced", "False")]),
+            "{which}"
+        );
+        // Keys the server cannot build an item from: refused before anything is merged.
+        // (One fault each: the server lists several in the order it walks a Go map.)
+        let duplicate = json!({"spec": {"ports": [port(83, None), port(83, Some("c"))]}});
+        let state = step(
+            apply_probe(client, ns, "mgr-c", duplicate, false).await,
+            "duplicate",
+        );
+        assert_eq!(state["code"], 500, "{which}: {state}");
+        let keyless = json!({"spec": {"tags": ["q"], "ports": [{"name": "x"}]}});
+        step(
+            apply_probe(client, ns, "mgr-c", keyless, false).await,
+            "keyless",
+        );
+        let null = json!({"status": {"conditions": [null]}});
+        step(apply_probe(client, ns, "mgr-c", null, true).await, "null");
+        let twice = json!({"spec": {"tags": ["q", "q"]}});
+        step(
+            apply_probe(client, ns, "mgr-c", twice, false).await,
+            "twice",
+        );
+        seen.push(steps);
+    }
+    for (i, (real, fake)) in seen[0].iter().zip(&seen[1]).enumerate() {
+        assert_eq!(real, fake, "step {i}: the server's result, then the fake's");
+    }
 }

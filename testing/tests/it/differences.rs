@@ -81,85 +81,37 @@ async fn defaults_are_filled_for_some_kinds_only() {
     assert!(fake["spec"]["backoffLimit"].is_null(), "{fake}");
 }
 
-/// 2. A custom resource's `listType=map` list is owned whole in the fake, which does not read
-/// the CRD's schema: a second manager's apply of another item conflicts with the first
-/// manager over the whole list, and forced, replaces it; the server merges the items by key.
-/// (A built-in kind's list-maps are merged and owned by key on both: `tests/it/apply.rs`.)
+/// 2. An update's `managedFields` entry marks no map it created as owned itself: the server
+/// writes `".":{}` beside the fields of the annotations a create brought, the fake only the
+/// fields. (Apply entries are the server's: `tests/it/apply.rs`.)
 #[tokio::test(flavor = "multi_thread")]
-async fn a_custom_resources_list_map_is_replaced_whole_in_the_fake() {
+async fn an_updates_entry_marks_no_map_it_created_in_the_fake() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "listmaps.differences.kclient.dev"},
-        "spec": {
-            "group": "differences.kclient.dev", "scope": "Namespaced",
-            "names": {"plural": "listmaps", "singular": "listmap", "kind": "ListMap",
-                "listKind": "ListMapList"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"ports": {
-                        "type": "array", "x-kubernetes-list-type": "map",
-                        "x-kubernetes-list-map-keys": ["name"],
-                        "items": {"type": "object", "required": ["name"], "properties": {
-                            "name": {"type": "string"}, "port": {"type": "integer"}}}}}}}}}}],
-        },
-    });
+    let path = cms(b.ns.name());
+    let body = json!({"metadata": {"name": "marked", "annotations": {"a": "1"}},
+        "data": {"k": "v"}});
+    let mut sets = Vec::new();
     for client in [&b.real, &b.fake] {
-        let created: Result<Value, _> = client.post().abs_path(crds).json(&crd).send().await;
-        if let Err(e) = &created {
-            assert!(e.is_already_exists(), "creating the CRD: {e}");
-        }
-    }
-    let path = format!(
-        "/apis/differences.kclient.dev/v1/namespaces/{}/listmaps/ports",
-        b.ns.name()
-    );
-    let apply = |client: &Client, manager: &str, port: &str| {
-        client
-            .patch(kclient_apimachinery::PatchType::Apply)
+        let created: Value = client
+            .post()
             .abs_path(&path)
-            .param("fieldManager", manager)
-            .param("force", if manager == "forced" { "true" } else { "false" })
-            .json(
-                &json!({"apiVersion": "differences.kclient.dev/v1", "kind": "ListMap",
-                "metadata": {"name": "ports"},
-                "spec": {"ports": [{"name": port, "port": 80}]}}),
-            )
-            .send::<Value>()
-    };
-    let names = |obj: &Value| -> Vec<String> {
-        obj["spec"]["ports"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| p["name"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    };
-    // The server serves the new resource a moment after the CRD is created.
-    let mut served = None;
-    for _ in 0..100 {
-        match apply(&b.real, "mgr-a", "http").await {
-            Ok(obj) => {
-                served = Some(obj);
-                break;
-            }
-            Err(e) if e.is_not_found() => tokio::time::sleep(Duration::from_millis(100)).await,
-            Err(e) => panic!("applying to the server: {e}"),
-        }
+            .param("fieldManager", "creator")
+            .json(&body)
+            .send()
+            .await
+            .expect("creating the ConfigMap");
+        sets.push(created["metadata"]["managedFields"][0]["fieldsV1"].clone());
     }
-    assert!(served.is_some(), "the server never served listmaps");
-    apply(&b.fake, "mgr-a", "http").await.unwrap();
-    let real = apply(&b.real, "mgr-b", "metrics").await.unwrap();
-    assert_eq!(names(&real), ["http", "metrics"]);
-    let fake = apply(&b.fake, "mgr-b", "metrics").await.unwrap_err();
     assert_eq!(
-        fake.status().map(|s| s.message.as_str()),
-        Some("Apply failed with 1 conflict: conflict with \"mgr-a\": .spec.ports")
+        sets[0],
+        json!({"f:data": {".": {}, "f:k": {}},
+            "f:metadata": {"f:annotations": {".": {}, "f:a": {}}}})
     );
-    let fake = apply(&b.fake, "forced", "metrics").await.unwrap();
-    assert_eq!(names(&fake), ["metrics"]);
+    assert_eq!(
+        sets[1],
+        json!({"f:data": {"f:k": {}}, "f:metadata": {"f:annotations": {"f:a": {}}}})
+    );
 }
 
 /// 3. A continue token lasts until 256 newer paged lists in the fake; on the server, until
