@@ -2,8 +2,9 @@
 //! Deployments, ReplicaSets, StatefulSets (not their volume claim templates), DaemonSets,
 //! Pods (their scheme defaults, and the Priority and
 //! DefaultTolerationSeconds admission plugins' fields), pod templates, Services (with a
-//! cluster IP drawn from 10.96.0.0/12) and Secrets (whose `stringData` goes into `data`). Other kinds are stored as written (see
-//! the crate docs).
+//! cluster IP drawn from 10.96.0.0/12) and Secrets (whose `stringData` goes into `data`),
+//! and custom resources, pruned and defaulted by their CRD's schema. Other kinds are stored
+//! as written (see the crate docs).
 
 use kclient_apimachinery::meta::Quantity;
 use serde_json::{Value, json};
@@ -331,7 +332,11 @@ pub(crate) fn apply(info: &ResourceInfo, obj: &mut Value, creating: bool) {
         ("", "Pod") => pod(obj, creating),
         ("", "Service") => service(obj, creating),
         ("", "Secret") => secret(obj),
-        _ => {}
+        _ => {
+            if let Some(schema) = &info.schema {
+                schema.prune_and_default(obj);
+            }
+        }
     }
 }
 

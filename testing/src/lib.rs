@@ -162,8 +162,9 @@
 //!   manager applies it too); refuses a change to a field another manager owns with the
 //!   server's 409 conflict (its message and one `FieldManagerConflict` cause per field),
 //!   unless `force`, which takes the field (through `scale` too); refuses a configuration
-//!   whose keyed lists cannot be keyed (a null item, an item without any of its keys, two
-//!   items with one key) with the server's 500 and message; records the manager's `Apply`
+//!   whose keyed lists cannot be keyed (a null item, an item without any of its keys or
+//!   their defaults, two items with one key), or that sets a field a custom resource's
+//!   schema does not declare, with the server's 500 and message; records the manager's `Apply`
 //!   entry in `managedFields` as the server writes it (`tests/it/apply.rs` compares each
 //!   with the server's); requires `fieldManager` (422) and a configuration that names its
 //!   `apiVersion` and `kind` (400) and the URL's name and namespace (400); a resourceVersion
@@ -201,7 +202,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 217 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 224 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -216,8 +217,13 @@
 //!    Secrets (and a Namespace's finalizer and phase), as testenv's server does (it runs
 //!    without the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount
 //!    and token volume), and stores every other kind as written (a Job gets no
-//!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...; a custom
-//!    resource is neither pruned, defaulted nor validated by its CRD's schema).
+//!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...). A custom
+//!    resource is pruned and defaulted by its CRD's schema on every write, as on the server
+//!    (fields the schema does not declare dropped, unless a node keeps unknown fields, a
+//!    `null` where a field is neither nullable nor defaulted dropped, defaults filled), but
+//!    not validated by it, and no `Warning` names the fields pruned; the server also
+//!    defaults objects as it reads them, so a default a CRD gains later shows on objects
+//!    stored before, which the fake leaves as they were.
 //! 2. **An update's `managedFields` entry is approximate**: it keeps what its manager owned
 //!    and gains the fields its write changed (a create: every field), which the other
 //!    entries lose, and entries left owning nothing go, as on the server, with keyed lists

@@ -86,7 +86,7 @@ fn map_items(items: &[Value], list: Schema<'_>, keys: &[&str]) -> Option<Value> 
     let item_schema = list.items();
     let mut out = Map::new();
     for item in items {
-        let key = item_key(item, keys)?;
+        let key = item_key(item, keys, item_schema)?;
         let mut set = Map::new();
         set.insert(".".into(), json!({}));
         for (k, v) in item.as_object()? {
@@ -99,30 +99,33 @@ fn map_items(items: &[Value], list: Schema<'_>, keys: &[&str]) -> Option<Value> 
     Some(Value::Object(out))
 }
 
-/// The value of the key field `name` of a list-map item: the item's, else the schema's
-/// default for it, as structured-merge-diff fills a missing key field. The one defaulted key
-/// field of the built-in list-maps is a port's `protocol` (`TCP`).
-fn key_field<'a>(item: &'a Map<String, Value>, name: &str) -> Option<std::borrow::Cow<'a, Value>> {
+/// The value of the key field `name` of a list-map item, whose schema is `items`: the
+/// item's, else the schema's default for it, as structured-merge-diff fills a missing key
+/// field.
+fn key_field<'a>(
+    item: &'a Map<String, Value>,
+    name: &str,
+    items: Schema<'_>,
+) -> Option<std::borrow::Cow<'a, Value>> {
     match item.get(name) {
         Some(v) => Some(std::borrow::Cow::Borrowed(v)),
-        None if name == "protocol" => Some(std::borrow::Cow::Owned(json!("TCP"))),
-        None => None,
+        None => items.key_default(name).map(std::borrow::Cow::Owned),
     }
 }
 
-/// The path element of a list-map item: `k:` and the JSON of its key fields, in name order,
-/// as the server writes it (`k:{"containerPort":80,"protocol":"TCP"}`), a missing `protocol`
-/// as its default. Other key fields the item does not set are left out; `None` when it sets
-/// none.
-pub(crate) fn item_key(item: &Value, keys: &[&str]) -> Option<String> {
+/// The path element of a list-map item (of schema `items`): `k:` and the JSON of its key
+/// fields, in name order, as the server writes it (`k:{"containerPort":80,"protocol":"TCP"}`),
+/// a missing key field as its default. Other key fields the item does not set are left
+/// out; `None` when that leaves none.
+pub(crate) fn item_key(item: &Value, keys: &[&str], items: Schema<'_>) -> Option<String> {
     let object = item.as_object()?;
-    if keys.iter().all(|k| object.get(*k).is_none()) {
-        return None;
-    }
     let fields: BTreeMap<&str, std::borrow::Cow<'_, Value>> = keys
         .iter()
-        .filter_map(|k| key_field(object, k).map(|v| (*k, v)))
+        .filter_map(|k| key_field(object, k, items).map(|v| (*k, v)))
         .collect();
+    if fields.is_empty() {
+        return None;
+    }
     serde_json::to_string(&fields)
         .ok()
         .map(|k| format!("k:{k}"))
@@ -138,9 +141,15 @@ fn is_item(item: &Value, key: &str) -> bool {
         return false;
     };
     !fields.is_empty()
-        && fields
-            .iter()
-            .all(|(k, v)| key_field(object, k).is_some_and(|mine| *mine == *v))
+        && fields.iter().all(|(k, v)| {
+            // Stored items carry their defaults; a port's protocol is the one a built-in
+            // key field defaults.
+            let mine = object
+                .get(k)
+                .cloned()
+                .or_else(|| (k == "protocol").then(|| json!("TCP")));
+            mine.is_some_and(|mine| mine == *v)
+        })
 }
 
 /// The set of a set list's items, owned one by one, as the server writes it:
@@ -277,7 +286,7 @@ pub(crate) fn changed_paths(old: &Value, new: &Value, schema: Schema<'_>) -> Vec
                     let keyed = |items: &[Value]| -> Option<BTreeMap<String, Value>> {
                         items
                             .iter()
-                            .map(|i| Some((item_key(i, &keys)?, i.clone())))
+                            .map(|i| Some((item_key(i, &keys, schema.items())?, i.clone())))
                             .collect()
                     };
                     let (Some(a), Some(b)) = (keyed(a), keyed(b)) else {

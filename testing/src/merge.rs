@@ -13,14 +13,22 @@ use serde_json::{Map, Value};
 use crate::managed_fields::{item_key, path_string};
 use crate::schema::Schema;
 
-/// What is wrong with the keyed lists of `config`, one line per fault, as
-/// structured-merge-diff words them (`.spec.ports: duplicate entries for key
-/// [name="http"]`); empty when the configuration can be merged.
+/// What is wrong with `config`'s keyed lists, or with its fields where a custom resource's
+/// schema declares none, one line per fault, as structured-merge-diff words them
+/// (`.spec.ports: duplicate entries for key [name="http"]`, `.spec.x: field not declared in
+/// schema`); empty when the configuration can be merged.
 pub(crate) fn faults(config: &Value, schema: Schema<'_>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(map) = config.as_object() {
         for (k, v) in map {
             let mut path = vec![k.clone()];
+            if !matches!(k.as_str(), "apiVersion" | "kind" | "metadata") && schema.undeclared(k) {
+                out.push(format!(
+                    "{}: field not declared in schema",
+                    path_string(&path)
+                ));
+                continue;
+            }
             check(v, root_member(schema, k), &mut path, &mut out);
         }
     }
@@ -58,7 +66,14 @@ fn check(value: &Value, schema: Schema<'_>, path: &mut Vec<String>, out: &mut Ve
         Value::Object(map) if !schema.is_atomic_map() => {
             for (k, v) in map {
                 path.push(k.clone());
-                check(v, schema.member(k), path, out);
+                if schema.undeclared(k) {
+                    out.push(format!(
+                        "{}: field not declared in schema",
+                        path_string(path)
+                    ));
+                } else {
+                    check(v, schema.member(k), path, out);
+                }
                 path.pop();
             }
         }
@@ -69,7 +84,7 @@ fn check(value: &Value, schema: Schema<'_>, path: &mut Vec<String>, out: &mut Ve
                 for (i, item) in items.iter().enumerate() {
                     let key = match item {
                         Value::Null => Err("associative list with keys may not have a null element".to_owned()),
-                        Value::Object(_) => item_key(item, &keys).ok_or_else(|| {
+                        Value::Object(_) => item_key(item, &keys, schema.items()).ok_or_else(|| {
                             let quoted: Vec<String> = keys.iter().map(|k| format!("{k:?}")).collect();
                             format!(
                                 "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
@@ -153,7 +168,10 @@ fn merge_value(live: Option<&Value>, config: &Value, schema: Schema<'_>) -> Opti
             Value::Object(merge_maps(l, c, |k| schema.member(k)))
         }
         (Some(Value::Array(l)), Value::Array(c)) => match schema.list_map_keys() {
-            Some(keys) => Value::Array(merge_keyed(l, c, |i| item_key(i, &keys), schema.items())),
+            Some(keys) => {
+                let items = schema.items();
+                Value::Array(merge_keyed(l, c, |i| item_key(i, &keys, items), items))
+            }
             None if schema.is_set() => {
                 Value::Array(merge_keyed(l, c, |i| Some(i.to_string()), Schema::Unknown))
             }
@@ -240,7 +258,8 @@ mod tests {
             "spec": {"type": "object", "properties": {
                 "ports": {"type": "array", "x-kubernetes-list-type": "map",
                     "x-kubernetes-list-map-keys": ["port", "protocol"],
-                    "items": {"type": "object"}},
+                    "items": {"type": "object", "properties": {"port": {"type": "integer"},
+                        "protocol": {"type": "string"}, "name": {"type": "string"}}}},
                 "tags": {"type": "array", "x-kubernetes-list-type": "set",
                     "items": {"type": "string"}},
                 "args": {"type": "array", "items": {"type": "string"}},

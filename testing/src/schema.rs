@@ -1,17 +1,20 @@
-//! What server-side apply reads from a kind's schema: how each list is keyed
-//! (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`) and which maps are atomic
-//! (`x-kubernetes-map-type`). A built-in kind has it in its generated patch metadata; a
-//! custom resource in its CustomResourceDefinition's `openAPIV3Schema`, which
-//! [`StructuralSchema`] holds.
+//! What the server reads from a kind's schema besides validation: for server-side apply,
+//! how each list is keyed (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`) and which
+//! maps are atomic (`x-kubernetes-map-type`); for a custom resource, also which fields it
+//! keeps (pruning) and the defaults it fills. A built-in kind has the first in its generated
+//! patch metadata; a custom resource all of it in its CustomResourceDefinition's
+//! `openAPIV3Schema`, which [`StructuralSchema`] holds.
 
 use std::collections::BTreeMap;
 
 use kclient_apimachinery::meta::FieldMeta;
 use serde_json::Value;
 
-/// A node of a custom resource's structural schema, reduced to what server-side apply
-/// reads from it: the node's properties (or the schema of its map values), the schema of
-/// its list items, and its list and map types.
+/// A node of a custom resource's structural schema, reduced to what the server reads from
+/// it besides validation: the node's properties (or the schema of its map values), the
+/// schema of its list items, its list and map types, its default, whether it is nullable,
+/// keeps unknown fields (`x-kubernetes-preserve-unknown-fields`) or is an embedded object
+/// (`x-kubernetes-embedded-resource`).
 ///
 /// The fake reads one from each served version of a CustomResourceDefinition created
 /// through it; build one with [`StructuralSchema::from_openapi_v3`] for a resource
@@ -42,14 +45,39 @@ pub struct StructuralSchema {
     list_type: Option<String>,
     list_map_keys: Vec<String>,
     map_type: Option<String>,
+    default: Option<Value>,
+    nullable: bool,
+    preserve_unknown_fields: bool,
+    embedded_resource: bool,
 }
+
+/// The fields of `ObjectMeta`, all a custom resource's `metadata` (or an embedded
+/// object's) keeps.
+const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
 
 impl StructuralSchema {
     /// Reads an OpenAPI v3 schema, as a CRD version's `schema.openAPIV3Schema` holds it.
-    /// What server-side apply does not read (types, validation, defaults) is left out; a
-    /// node that is not an object reads as a schema that says nothing.
+    /// What is only validated (types, formats, bounds, patterns, rules) is left out; a node
+    /// that is not an object reads as a schema that says nothing.
     pub fn from_openapi_v3(schema: &Value) -> Self {
         let text = |key: &str| schema[key].as_str().map(str::to_owned);
+        let flag = |key: &str| schema[key].as_bool() == Some(true);
         let nested = |key: &str| {
             schema
                 .get(key)
@@ -73,7 +101,97 @@ impl StructuralSchema {
                 .filter_map(|k| k.as_str().map(str::to_owned))
                 .collect(),
             map_type: text("x-kubernetes-map-type"),
+            default: schema.get("default").cloned(),
+            nullable: flag("nullable"),
+            // `additionalProperties: true` keeps any field, as preserving unknown ones does.
+            preserve_unknown_fields: flag("x-kubernetes-preserve-unknown-fields")
+                || schema["additionalProperties"] == Value::Bool(true),
+            embedded_resource: flag("x-kubernetes-embedded-resource"),
         }
+    }
+
+    /// Prunes and defaults a custom resource as the server does when it decodes one: drops
+    /// the fields the schema does not declare (unless a node keeps unknown fields; the root
+    /// and embedded objects keep `apiVersion`, `kind` and ObjectMeta's fields of
+    /// `metadata`), and a `null` where the field is neither nullable nor defaulted; then
+    /// fills each missing (or non-nullable `null`) field that has a default, and the
+    /// defaults inside it, in every object present.
+    pub(crate) fn prune_and_default(&self, object: &mut Value) {
+        self.prune(object, true);
+        self.fill_defaults(object);
+    }
+
+    fn prune(&self, value: &mut Value, object_root: bool) {
+        match value {
+            Value::Object(map) => {
+                map.retain(|k, v| {
+                    if object_root && (k == "apiVersion" || k == "kind") {
+                        return true;
+                    }
+                    if object_root && k == "metadata" {
+                        if let Some(meta) = v.as_object_mut() {
+                            meta.retain(|k, _| OBJECT_META_FIELDS.contains(&k.as_str()));
+                        }
+                        return true;
+                    }
+                    match self.member(k) {
+                        Some(field) => {
+                            if v.is_null() && !field.nullable && field.default.is_none() {
+                                return false;
+                            }
+                            field.prune(v, field.embedded_resource);
+                            true
+                        }
+                        None => self.preserve_unknown_fields,
+                    }
+                });
+            }
+            Value::Array(items) => {
+                if let Some(schema) = &self.items {
+                    for item in items {
+                        schema.prune(item, schema.embedded_resource);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn fill_defaults(&self, value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (k, field) in &self.properties {
+                    let Some(default) = &field.default else {
+                        continue;
+                    };
+                    let unset = map.get(k).is_none_or(|v| v.is_null() && !field.nullable);
+                    if unset {
+                        map.insert(k.clone(), default.clone());
+                    }
+                }
+                for (k, v) in map.iter_mut() {
+                    if let Some(field) = self.member(k) {
+                        field.fill_defaults(v);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(schema) = &self.items {
+                    for item in items {
+                        schema.fill_defaults(item);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The schema of the member `name` of an object of this schema: a property, or a map
+    /// value.
+    fn member(&self, name: &str) -> Option<&StructuralSchema> {
+        self.properties
+            .get(name)
+            .or(self.additional_properties.as_deref())
     }
 
     /// The schema of the property `name`.
@@ -123,11 +241,7 @@ impl<'a> Schema<'a> {
                 .find(|f| f.name == name)
                 .map_or(Schema::Unknown, Schema::Field),
             Schema::Field(_) => self.held().member(name),
-            Schema::Custom(node) => node
-                .properties
-                .get(name)
-                .or(node.additional_properties.as_deref())
-                .map_or(Schema::Unknown, Schema::Custom),
+            Schema::Custom(node) => node.member(name).map_or(Schema::Unknown, Schema::Custom),
         }
     }
 
@@ -161,6 +275,33 @@ impl<'a> Schema<'a> {
             _ => return None,
         };
         Some(keys).filter(|k| !k.is_empty())
+    }
+
+    /// Whether an object of this schema may not hold the field `name`: a custom resource's
+    /// node that declares neither it nor its map values, keeps no unknown fields, and is
+    /// not an embedded object's `apiVersion`, `kind` or `metadata`.
+    pub(crate) fn undeclared(self, name: &str) -> bool {
+        match self {
+            Schema::Custom(n) => {
+                !n.preserve_unknown_fields
+                    && n.member(name).is_none()
+                    && !(n.embedded_resource && matches!(name, "apiVersion" | "kind" | "metadata"))
+            }
+            Schema::Unknown | Schema::Struct(_) | Schema::Field(_) => false,
+        }
+    }
+
+    /// The default of the key field `name` of a list-map item of this schema, which
+    /// structured-merge-diff keys an item that omits it by: a custom resource's schema
+    /// default; among built-ins, a port's `protocol` (`TCP`), the one defaulted key field.
+    pub(crate) fn key_default(self, name: &str) -> Option<Value> {
+        match self {
+            Schema::Custom(n) => n.member(name).and_then(|f| f.default.clone()),
+            Schema::Struct(_) | Schema::Field(_) => {
+                (name == "protocol").then(|| Value::String("TCP".into()))
+            }
+            Schema::Unknown => None,
+        }
     }
 
     /// Whether the value is a `listType=set` list.
@@ -220,6 +361,46 @@ mod tests {
         assert!(spec.member("selector").is_atomic_map());
         assert!(spec.member("labels").member("any").is_atomic_map());
         assert!(matches!(spec.member("missing"), Schema::Unknown));
+    }
+
+    /// What testenv's kube-apiserver stored for the same create (`spec` of the answer), the
+    /// root's unknown fields and `metadata.foo` dropped as well.
+    #[test]
+    fn a_custom_resource_is_pruned_and_defaulted_as_the_server_does() {
+        let schema = StructuralSchema::from_openapi_v3(&json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer", "default": 1},
+                "nested": {"type": "object", "default": {},
+                    "properties": {"inner": {"type": "string", "default": "x"}}},
+                "items": {"type": "array", "items": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "weight": {"type": "integer", "default": 5}}}},
+                "labels": {"type": "object", "additionalProperties": {"type": "object",
+                    "properties": {"v": {"type": "string", "default": "d"}}}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                    "properties": {"known": {"type": "string", "default": "k"}}},
+                "nulldef": {"type": "string", "default": "n"},
+                "nullok": {"type": "string", "nullable": true, "default": "z"},
+                "nullnodef": {"type": "string"},
+                "emb": {"type": "object", "x-kubernetes-embedded-resource": true,
+                    "properties": {"spec": {"type": "object"}}}}}}}));
+        let mut object = json!({"apiVersion": "g/v1", "kind": "Def",
+            "metadata": {"name": "d1", "foo": "bar"}, "extra": 1,
+            "spec": {"items": [{"name": "a"}, {"name": "b", "weight": 2, "zzz": 1}],
+                "labels": {"k": {}}, "free": {"anything": {"deep": 1}}, "unknown": 2,
+                "nulldef": null, "nullok": null, "nullnodef": null,
+                "emb": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "e", "bogus": 1},
+                    "spec": {"q": 1}, "other": 2}}});
+        schema.prune_and_default(&mut object);
+        assert_eq!(
+            object,
+            json!({"apiVersion": "g/v1", "kind": "Def", "metadata": {"name": "d1"},
+                "spec": {"emb": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "e"},
+                    "spec": {}},
+                "free": {"anything": {"deep": 1}, "known": "k"},
+                "items": [{"name": "a", "weight": 5}, {"name": "b", "weight": 2}],
+                "labels": {"k": {"v": "d"}}, "nested": {"inner": "x"}, "nulldef": "n",
+                "nullok": null, "replicas": 1}})
+        );
     }
 
     #[test]

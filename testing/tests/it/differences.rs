@@ -185,9 +185,11 @@ async fn release(client: &Client, path: &str) {
 
 /// Polls the real server until the ConfigMaps of `path` look like `want` (its garbage
 /// collector works asynchronously); returns what it saw last.
+/// (Up to two minutes: the namespace controller may first work through the namespaces the
+/// differential suite, running beside this test, deletes by the hundred.)
 async fn converge(client: &Client, path: &str, want: &Value) -> Vec<Value> {
     let mut seen = Vec::new();
-    for _ in 0..300 {
+    for _ in 0..1200 {
         seen = owners_and_finalizers(client, path).await;
         if json!(seen) == *want {
             break;
@@ -359,7 +361,7 @@ async fn content_finalizers_hold_a_deleted_namespace_on_both() {
         seen[i].push(outcome(create));
         release(client, &format!("{path}/held")).await;
         let mut gone = json!(null);
-        for _ in 0..if is_fake { 1 } else { 600 } {
+        for _ in 0..if is_fake { 1 } else { 1200 } {
             gone = namespace_state(client.get().abs_path(&ns_path).send::<Value>().await);
             if gone == json!({"error": 404}) {
                 break;

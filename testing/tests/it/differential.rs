@@ -768,8 +768,10 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
 }
 
 /// The custom resources of the cases: Widgets (with a status subresource), Gadgets
-/// (with status and scale subresources) and Sprockets (with `spec.color` and `spec.size`
-/// as selectable fields).
+/// (with status and scale subresources), Sprockets (with `spec.color` and `spec.size`
+/// as selectable fields) and Settings (a status subresource, and a schema with defaults,
+/// nullable fields, a subtree that keeps unknown fields, an embedded object and a list-map
+/// with a defaulted key).
 fn test_crds() -> Vec<Value> {
     let crd = |plural: &str, kind: &str, subresources: Value| {
         json!({
@@ -807,6 +809,38 @@ fn test_crds() -> Vec<Value> {
                 "type": "object", "x-kubernetes-preserve-unknown-fields": true,
                 "properties": {"color": {"type": "string"}, "size": {"type": "integer"}}}});
             sprockets
+        },
+        {
+            let mut settings = crd("settings", "Setting", json!({"status": {}}));
+            settings["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+                "type": "object", "properties": {
+                "spec": {"type": "object", "properties": {
+                    "replicas": {"type": "integer", "default": 1},
+                    "mode": {"type": "string", "default": "a"},
+                    "nested": {"type": "object", "default": {},
+                        "properties": {"inner": {"type": "string", "default": "x"}}},
+                    "items": {"type": "array", "items": {"type": "object", "properties": {
+                        "name": {"type": "string"},
+                        "weight": {"type": "integer", "default": 5}}}},
+                    "labels": {"type": "object", "additionalProperties": {"type": "object",
+                        "properties": {"v": {"type": "string", "default": "d"}}}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                        "properties": {"known": {"type": "string", "default": "k"}}},
+                    "nulldef": {"type": "string", "default": "n"},
+                    "nullok": {"type": "string", "nullable": true, "default": "z"},
+                    "nullnodef": {"type": "string"},
+                    "emb": {"type": "object", "x-kubernetes-embedded-resource": true,
+                        "properties": {"spec": {"type": "object"}}},
+                    "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["port", "protocol"],
+                        "items": {"type": "object", "required": ["port"], "properties": {
+                            "port": {"type": "integer"},
+                            "protocol": {"type": "string", "default": "TCP"},
+                            "name": {"type": "string"}}}}}},
+                "status": {"type": "object", "properties": {
+                    "phase": {"type": "string", "default": "P"},
+                    "count": {"type": "integer"}}}}});
+            settings
         },
     ]
 }

@@ -90,7 +90,124 @@ fn defaulting_cases() -> Vec<Case> {
         json!({"metadata": {"labels": {"app": "web"}},
             "spec": {"schedulerName": "kclient-differential-none", "containers": containers}})
     };
+    let settings = "/apis/diff.kclient.dev/v1/namespaces/{ns}/settings";
+    let setting = |name: &str, spec: Value| {
+        json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+            "metadata": {"name": name}, "spec": spec})
+    };
+    let s_path = |name: &str| format!("{settings}/{name}");
     vec![
+        case(
+            "custom resources: pruned and defaulted by the CRD's schema on create",
+            vec![
+                post(
+                    settings,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                        "metadata": {"name": "full", "foo": "bar"}, "extra": 1,
+                        "status": {"phase": "Q"},
+                        "spec": {"items": [{"name": "a"}, {"name": "b", "weight": 2, "zzz": 1}],
+                            "labels": {"k": {}, "j": {"v": "w", "u": 1}},
+                            "free": {"anything": {"deep": 1}}, "unknown": 2,
+                            "nulldef": null, "nullok": null, "nullnodef": null,
+                            "emb": {"apiVersion": "v1", "kind": "X",
+                                "metadata": {"name": "e", "bogus": 1},
+                                "spec": {"q": 1}, "other": 2}}}),
+                ),
+                post(settings, setting("bare", json!({}))),
+                post(
+                    settings,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                        "metadata": {"name": "nospec"}}),
+                ),
+                get(&s_path("full")),
+            ],
+        ),
+        case(
+            "custom resources: every write is pruned and defaulted again",
+            vec![
+                post(settings, setting("s", json!({"mode": "b"}))),
+                // A null where a default is: the default again; under a map value: its
+                // defaults.
+                patch(
+                    &s_path("s"),
+                    MERGE,
+                    json!({"spec": {"replicas": null, "labels": {"q": {}}}}),
+                ),
+                patch(
+                    &s_path("s"),
+                    JSON_PATCH,
+                    json!([{"op": "add", "path": "/spec/zz", "value": 1},
+                        {"op": "replace", "path": "/spec/nulldef", "value": null},
+                        {"op": "remove", "path": "/spec/nested"}]),
+                ),
+                put(
+                    &s_path("s"),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                        "metadata": {"name": "s", "resourceVersion": "$rv:2"},
+                        "spec": {"items": [{}], "nullok": null, "more": true}}),
+                ),
+                put(
+                    &format!("{}/status", s_path("s")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                        "metadata": {"name": "s", "resourceVersion": "$rv:3"},
+                        "status": {"count": 1, "x": 2}}),
+                ),
+                patch(
+                    &s_path("s"),
+                    APPLY,
+                    setting("s", json!({"mode": "c", "labels": {"r": {}}})),
+                )
+                .q("fieldManager", "applier"),
+                get(&s_path("s")),
+            ],
+        ),
+        case(
+            "custom resources: a list-map key's default keys an item that omits it",
+            vec![
+                patch(
+                    &s_path("k"),
+                    APPLY,
+                    setting("k", json!({"ports": [{"port": 80, "name": "a"}]})),
+                )
+                .q("fieldManager", "one"),
+                patch(
+                    &s_path("k"),
+                    APPLY,
+                    setting("k", json!({"ports": [{"port": 80, "protocol": "TCP", "name": "b"}]})),
+                )
+                .q("fieldManager", "two"),
+                patch(
+                    &s_path("k"),
+                    APPLY,
+                    setting("k", json!({"ports": [{"port": 81}, {"port": 80, "name": "a"}]})),
+                )
+                .q("fieldManager", "two"),
+                get(&s_path("k")).managers(),
+            ],
+        ),
+        case(
+            "custom resources: an applied field the schema does not declare is refused",
+            vec![
+                patch(
+                    &s_path("a"),
+                    APPLY,
+                    setting("a", json!({"unknown": 1, "mode": "b"})),
+                )
+                .q("fieldManager", "applier"),
+                patch(
+                    &s_path("a"),
+                    APPLY,
+                    setting("a", json!({"free": {"anything": 1}, "labels": {"k": {"x": 1}}})),
+                )
+                .q("fieldManager", "applier"),
+                patch(
+                    &s_path("a"),
+                    APPLY,
+                    setting("a", json!({"free": {"anything": 1}})),
+                )
+                .q("fieldManager", "applier"),
+            ],
+        ),
         case(
             "defaults: a Deployment",
             vec![
