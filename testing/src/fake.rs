@@ -575,7 +575,7 @@ impl Fake {
                 } else {
                     self.after_write(&info, &created);
                 }
-                Ok(Response::json(201, created))
+                Ok(Response::json(201, info.served(created)))
             }
             "update" => {
                 let (mut updated, created) = tracker.update_or_create(
@@ -596,7 +596,10 @@ impl Fake {
                 } else {
                     self.after_write(&info, &updated);
                 }
-                Ok(Response::json(if created { 201 } else { 200 }, updated))
+                Ok(Response::json(
+                    if created { 201 } else { 200 },
+                    info.served(updated),
+                ))
             }
             "patch" => {
                 let patch_type = patch_type.unwrap_or(PatchType::Merge);
@@ -614,7 +617,7 @@ impl Fake {
                 } else {
                     self.after_write(&info, &patched);
                 }
-                Ok(Response::json(200, patched))
+                Ok(Response::json(200, info.served(patched)))
             }
             "delete" | "delete-collection" => {
                 let options: Value = if body.is_empty() {
@@ -644,6 +647,7 @@ impl Fake {
                 };
                 if verb == "delete" {
                     let (obj, gone) = tracker.delete(&info, ns, name, &request)?;
+                    let obj = info.served(obj);
                     if gone {
                         if !dry_run {
                             self.after_delete(&info, &obj);
@@ -753,6 +757,24 @@ impl Fake {
             }
             let has_status = !version["subresources"]["status"].is_null();
             let mut custom = ResourceInfo::custom(api_resource, has_status);
+            // Without a conversion webhook the server converts between versions by
+            // `apiVersion` alone: they serve the same objects.
+            let storage = spec["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|v| v["storage"].as_bool() == Some(true));
+            if let Some(storage) = storage
+                .filter(|_| matches!(spec["conversion"]["strategy"].as_str(), None | Some("None")))
+            {
+                let schema = &storage["schema"]["openAPIV3Schema"];
+                custom.storage = Some(crate::registry::StorageVersion {
+                    api_version: format!("{group}/{}", storage["name"].as_str().unwrap_or("")),
+                    schema: schema
+                        .is_object()
+                        .then(|| Arc::new(crate::StructuralSchema::from_openapi_v3(schema))),
+                });
+            }
             custom.categories = names["categories"]
                 .as_array()
                 .into_iter()

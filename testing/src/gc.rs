@@ -151,7 +151,7 @@ impl ObjectTracker {
 
     /// Deletes a dependent as the collector does, with `propagation`.
     fn gc_delete(&self, state: &mut State, key: &Key, id: &(String, String), propagation: &str) {
-        let Some(info) = self.registry.read().get(&key.0, &key.1, &key.2) else {
+        let Some(info) = self.info_of_key(key) else {
             return;
         };
         let request = DeleteRequest {

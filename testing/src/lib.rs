@@ -22,6 +22,10 @@
 //!   `DiscoveryClient` does; resources carry the server's categories (`all` for workloads,
 //!   Services and HorizontalPodAutoscalers, `api-extensions` for webhook configurations,
 //!   admission policies, APIServices and CRDs) and a CRD's `names.categories`.
+//! - A CustomResourceDefinition created through the fake serves its resource at once, each
+//!   version with its schema, which prunes and defaults the objects, keys their lists for
+//!   server-side apply ([`StructuralSchema`]), and, without a conversion webhook, the same
+//!   objects through every version ([`StorageVersion`]).
 //!
 //! # What the fake does as kube-apiserver does
 //!
@@ -202,7 +206,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 224 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 225 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -218,12 +222,12 @@
 //!    without the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount
 //!    and token volume), and stores every other kind as written (a Job gets no
 //!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...). A custom
-//!    resource is pruned and defaulted by its CRD's schema on every write, as on the server
-//!    (fields the schema does not declare dropped, unless a node keeps unknown fields, a
-//!    `null` where a field is neither nullable nor defaulted dropped, defaults filled), but
-//!    not validated by it, and no `Warning` names the fields pruned; the server also
-//!    defaults objects as it reads them, so a default a CRD gains later shows on objects
-//!    stored before, which the fake leaves as they were.
+//!    resource is pruned and defaulted by its CRD's schema as on the server (fields the
+//!    schema does not declare dropped, unless a node keeps unknown fields, a `null` where a
+//!    field is neither nullable nor defaulted dropped, defaults filled): on every write by
+//!    the version written through and by the storage version, on every read by the storage
+//!    version's defaults and the read version's pruning. It is not validated by its schema,
+//!    and no `Warning` names the fields pruned.
 //! 2. **An update's `managedFields` entry is approximate**: it keeps what its manager owned
 //!    and gains the fields its write changed (a create: every field), which the other
 //!    entries lose, and entries left owning nothing go, as on the server, with keyed lists
@@ -266,8 +270,12 @@
 //! 8. **No kubelet**: a Pod on a node deleted with a grace period keeps its
 //!    `deletionTimestamp` (as on the server) until a delete with `gracePeriodSeconds: 0`
 //!    removes it; no kubelet stops it, so nothing else does.
-//! 9. **No conversion between versions**: each group version of a kind (autoscaling/v1 and
-//!    v2 HorizontalPodAutoscalers, the versions of a CRD) is a separate store.
+//! 9. **No conversion between versions of a built-in kind or through a webhook**: each
+//!    group version of a built-in kind (autoscaling/v1 and v2 HorizontalPodAutoscalers) is
+//!    a separate store, and so is each version of a CRD whose conversion strategy is
+//!    `Webhook`. (A CRD's versions without a webhook serve the same objects, as on the
+//!    server: stored as the storage version, each read and written with its own
+//!    `apiVersion`; see [`StorageVersion`].)
 //! 10. **`null` where a built-in kind has a string** (a ConfigMap's data value written by a
 //!     JSON patch's `copy` from a missing member or an `add` without `value`) is stored as
 //!     `null`; the server decodes it into the type's zero value, `""`. Custom resources keep
@@ -326,7 +334,7 @@ pub use action::Action;
 pub use fake::Fake;
 pub use kclient_apimachinery::Error;
 pub use reactor::{Reaction, ReactionFn};
-pub use registry::{ResourceInfo, ResourceRegistry, ScalePaths};
+pub use registry::{ResourceInfo, ResourceRegistry, ScalePaths, StorageVersion};
 pub use schema::StructuralSchema;
 pub use subresource::DEFAULT_TOKEN_AUDIENCE;
 pub use tracker::{DEFAULT_HISTORY_WINDOW, ObjectTracker};

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use kclient_apimachinery::meta::{FieldMeta, PatchMeta};
 use kclient_apimachinery::{ApiResource, GroupVersionResource, Resource, ResourceScope};
 
+use serde_json::Value;
+
 use crate::schema::{Schema, StructuralSchema};
 
 /// What the fake serves for one resource.
@@ -44,6 +46,24 @@ pub struct ResourceInfo {
     /// says how server-side apply keys its lists; `None` for built-ins, whose patch table
     /// says it, and for a custom resource registered without one (its lists are then
     /// atomic: merged and owned whole).
+    pub schema: Option<Arc<StructuralSchema>>,
+    /// The version a custom resource's objects are stored in, when its served versions
+    /// read and write the same objects (a CRD whose conversion strategy is `None`); `None`
+    /// when each version is a store of its own (built-ins, a conversion webhook).
+    pub storage: Option<StorageVersion>,
+}
+
+/// The storage version of a custom resource whose versions share their objects, converted
+/// between versions by `apiVersion` alone, as the server converts a CRD's versions with
+/// conversion strategy `None`: a write through any version is pruned and defaulted by that
+/// version's schema, then stored as this version (pruned and defaulted by its schema); a
+/// read through any version is defaulted by this version's schema, then pruned by the
+/// version read through.
+#[derive(Debug, Clone)]
+pub struct StorageVersion {
+    /// The stored objects' `apiVersion` (`group/version`).
+    pub api_version: String,
+    /// The storage version's schema.
     pub schema: Option<Arc<StructuralSchema>>,
 }
 
@@ -199,6 +219,7 @@ impl ResourceInfo {
             selectable_fields: Vec::new(),
             categories: categories(K::GROUP, K::KIND),
             schema: None,
+            storage: None,
         }
         .scoped(<K::Scope as ResourceScope>::NAMESPACED)
     }
@@ -235,6 +256,7 @@ impl ResourceInfo {
             selectable_fields: Vec::new(),
             categories: Vec::new(),
             schema: None,
+            storage: None,
         }
     }
 
@@ -243,6 +265,35 @@ impl ResourceInfo {
     pub fn with_schema(mut self, schema: StructuralSchema) -> Self {
         self.schema = Some(Arc::new(schema));
         self
+    }
+
+    /// A stored `object` as this version serves it, when the versions share their objects
+    /// (see [`StorageVersion`]): defaulted by the storage version's schema, with this
+    /// version's `apiVersion`, pruned by this version's schema. As stored otherwise.
+    pub(crate) fn served(&self, mut object: Value) -> Value {
+        let Some(storage) = &self.storage else {
+            return object;
+        };
+        if let Some(schema) = &storage.schema {
+            schema.fill_defaults(&mut object);
+        }
+        set_api_version(&mut object, &self.api_resource.api_version);
+        if let Some(schema) = &self.schema {
+            schema.prune(&mut object, true);
+        }
+        object
+    }
+
+    /// An object written through this version (pruned and defaulted by its schema) as it
+    /// is stored, when the versions share their objects: with the storage version's
+    /// `apiVersion`, pruned and defaulted by its schema.
+    pub(crate) fn to_storage(&self, object: &mut Value) {
+        if let Some(storage) = &self.storage {
+            set_api_version(object, &storage.api_version);
+            if let Some(schema) = &storage.schema {
+                schema.prune_and_default(object);
+            }
+        }
     }
 
     /// The schema server-side apply reads: the patch table of a built-in, a custom
@@ -264,6 +315,12 @@ impl ResourceInfo {
     /// The resource's group/version/resource.
     pub fn gvr(&self) -> GroupVersionResource {
         self.api_resource.gvr()
+    }
+}
+
+fn set_api_version(object: &mut Value, api_version: &str) {
+    if let Some(m) = object.as_object_mut() {
+        m.insert("apiVersion".into(), Value::String(api_version.to_owned()));
     }
 }
 

@@ -121,7 +121,7 @@ impl StructuralSchema {
         self.fill_defaults(object);
     }
 
-    fn prune(&self, value: &mut Value, object_root: bool) {
+    pub(crate) fn prune(&self, value: &mut Value, object_root: bool) {
         match value {
             Value::Object(map) => {
                 map.retain(|k, v| {
@@ -157,7 +157,7 @@ impl StructuralSchema {
         }
     }
 
-    fn fill_defaults(&self, value: &mut Value) {
+    pub(crate) fn fill_defaults(&self, value: &mut Value) {
         match value {
             Value::Object(map) => {
                 for (k, field) in &self.properties {

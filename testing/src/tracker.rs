@@ -48,6 +48,9 @@ struct HistoryEntry {
 
 struct Watcher {
     key: Key,
+    /// The version the watch was opened through, when the resource's versions share their
+    /// objects: each event is converted to it.
+    view: Option<Arc<ResourceInfo>>,
     selection: Selection,
     bookmarks: bool,
     /// Changes at or below this resourceVersion are not sent: a watch from a version the
@@ -551,7 +554,16 @@ impl State {
             if &w.key != key || rv <= w.after {
                 return !w.tx.is_closed();
             }
-            match event_for(&w.selection, change, old.as_ref(), &object) {
+            let event = match &w.view {
+                Some(view) => event_for(
+                    &w.selection,
+                    change,
+                    old.clone().map(|o| view.served(o)).as_ref(),
+                    &view.served(object.clone()),
+                ),
+                None => event_for(&w.selection, change, old.as_ref(), &object),
+            };
+            match event {
                 Some(line) => w.tx.send(line).is_ok(),
                 None => !w.tx.is_closed(),
             }
@@ -666,8 +678,11 @@ impl ObjectTracker {
     /// DELETED event, as the server's CRD finalizer deletes them; then the resource's watches
     /// end, as its storage goes.
     pub(crate) fn unregister(&self, group: &str, version: &str, plural: &str) {
+        let key = self.info(group, version, plural).map_or_else(
+            |_| (group.to_string(), version.to_string(), plural.to_string()),
+            |info| key_of(&info),
+        );
         self.registry.write().unregister(group, version, plural);
-        let key = (group.to_string(), version.to_string(), plural.to_string());
         let mut state = self.state.lock();
         let objects = state.objects.remove(&key).unwrap_or_default();
         for (_, mut obj) in objects {
@@ -697,6 +712,23 @@ impl ObjectTracker {
             .read()
             .get(group, version, resource)
             .ok_or_else(|| Error::new_not_found(group, resource, ""))
+    }
+
+    /// The entry of the resource whose objects are stored under `key` (for versions that
+    /// share their objects, any of those versions).
+    pub(crate) fn info_of_key(&self, key: &Key) -> Option<Arc<ResourceInfo>> {
+        let registry = self.registry.read();
+        if key.1.is_empty() {
+            registry
+                .iter()
+                .find(|i| {
+                    let r = &i.api_resource;
+                    i.storage.is_some() && r.group == key.0 && r.plural == key.2
+                })
+                .cloned()
+        } else {
+            registry.get(&key.0, &key.1, &key.2)
+        }
     }
 
     /// The current resourceVersion (of the last change).
@@ -805,6 +837,7 @@ impl ObjectTracker {
             .get(&key)
             .and_then(|b| b.get(&(namespace.to_string(), name.to_string())))
             .cloned()
+            .map(|o| info.served(o))
             .ok_or_else(|| not_found(info, name))
     }
 
@@ -817,7 +850,10 @@ impl ObjectTracker {
         resource: &str,
         namespace: &str,
     ) -> Vec<Value> {
-        let key = (group.to_string(), version.to_string(), resource.to_string());
+        let Ok(info) = self.info(group, version, resource) else {
+            return Vec::new();
+        };
+        let key = key_of(&info);
         let state = self.state.lock();
         state
             .objects
@@ -826,7 +862,7 @@ impl ObjectTracker {
                 in_key_order(b)
                     .into_iter()
                     .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
-                    .map(|(_, v)| v.clone())
+                    .map(|(_, v)| info.served(v.clone()))
                     .collect()
             })
             .unwrap_or_default()
@@ -1051,6 +1087,7 @@ impl ObjectTracker {
             info.apply_schema(),
             &time,
         );
+        info.to_storage(&mut obj);
         let key = key_of(info);
         let mut state = self.state.lock();
         if r.namespaced {
@@ -1219,12 +1256,19 @@ impl ObjectTracker {
             .and_then(|b| b.get(&(namespace.to_string(), name.to_string())))
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
-        let (mut new, applied) = compute(&existing)?;
+        // The write sees the object as its version serves it; what follows compares it
+        // as stored.
+        let view = info
+            .storage
+            .is_some()
+            .then(|| info.served(existing.clone()));
+        let (mut new, applied) = compute(view.as_ref().unwrap_or(&existing))?;
         if subresource == "status" {
             pod_status_update(info, name, &existing, &mut new)?;
         }
         store_numbers(info, &mut new);
         crate::defaults::apply(info, &mut new, false);
+        info.to_storage(&mut new);
         drop_empty(info, &mut new);
         check_deletion_fields(info, name, &existing, &new)?;
         // What a write may not change.
@@ -1832,11 +1876,11 @@ impl ObjectTracker {
         }
         if initial {
             if let Some(bucket) = state.objects.get(&key) {
-                for (_, obj) in in_key_order(bucket)
-                    .into_iter()
-                    .filter(|(_, o)| selection.matches(o))
-                {
-                    let _sent = tx.send(event_line("ADDED", obj));
+                for (_, obj) in in_key_order(bucket) {
+                    let obj = info.served(obj.clone());
+                    if selection.matches(&obj) {
+                        let _sent = tx.send(event_line("ADDED", &obj));
+                    }
                 }
             }
             if request.bookmarks {
@@ -1860,7 +1904,9 @@ impl ObjectTracker {
                 return Ok(rx);
             }
             for e in state.history.iter().filter(|e| e.rv > from && e.key == key) {
-                if let Some(line) = event_for(&selection, e.change, e.old.as_ref(), &e.object) {
+                let old = e.old.clone().map(|o| info.served(o));
+                let object = info.served(e.object.clone());
+                if let Some(line) = event_for(&selection, e.change, old.as_ref(), &object) {
                     let _sent = tx.send(line);
                 }
             }
@@ -1871,6 +1917,7 @@ impl ObjectTracker {
         };
         state.watchers.push(Watcher {
             key,
+            view: info.storage.is_some().then(|| Arc::new(info.clone())),
             selection,
             bookmarks: request.bookmarks,
             after,
@@ -1889,7 +1936,11 @@ impl ObjectTracker {
             if !w.bookmarks || state.rv < w.after {
                 continue;
             }
-            let Some(info) = registry.get(&w.key.0, &w.key.1, &w.key.2) else {
+            let Some(info) = w
+                .view
+                .clone()
+                .or_else(|| registry.get(&w.key.0, &w.key.1, &w.key.2))
+            else {
                 continue;
             };
             let bookmark = json!({
@@ -1999,7 +2050,7 @@ impl ObjectTracker {
         };
         let keys: Vec<Key> = state.objects.keys().cloned().collect();
         for k in keys {
-            let Ok(info) = self.info(&k.0, &k.1, &k.2) else {
+            let Some(info) = self.info_of_key(&k) else {
                 continue;
             };
             let names = state
@@ -2130,9 +2181,17 @@ pub(crate) fn status_json(err: &Error) -> Value {
     serde_json::to_value(&status).unwrap_or_else(|_| json!({}))
 }
 
+/// Where a resource's objects are stored: by group, version and resource, or, for the
+/// versions of a custom resource that share their objects, by group and resource alone
+/// (an empty version).
 fn key_of(info: &ResourceInfo) -> Key {
     let r = &info.api_resource;
-    (r.group.clone(), r.version.clone(), r.plural.clone())
+    let version = if info.storage.is_some() {
+        String::new()
+    } else {
+        r.version.clone()
+    };
+    (r.group.clone(), version, r.plural.clone())
 }
 
 /// A read at a resourceVersion the store has not reached: the server waits up to 3 seconds
@@ -2408,7 +2467,7 @@ fn invalid(info: &ResourceInfo, name: &str, field: &str, message: &str) -> Error
 /// resources keep them.
 fn list_item(info: &ResourceInfo, obj: &Value) -> Value {
     if info.patch_fields.is_none() {
-        return obj.clone();
+        return info.served(obj.clone());
     }
     let mut item = obj.clone();
     if let Some(m) = item.as_object_mut() {

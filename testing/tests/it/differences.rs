@@ -575,8 +575,11 @@ async fn terminating_pods_wait_for_a_kubelet_the_fake_does_not_have() {
     assert!(err.is_not_found(), "{err}");
 }
 
-/// 9. No conversion between versions: each group version of a kind is its own store in the
-/// fake (an HPA created through autoscaling/v2 is not found through autoscaling/v1).
+/// 9. No conversion between versions of a built-in kind: each group version is its own store
+/// in the fake (an HPA created through autoscaling/v2 is not found through autoscaling/v1).
+/// (A CRD's versions without a conversion webhook share their objects on both: the
+/// differential case "custom resources: versions without a conversion webhook serve the
+/// same objects".)
 #[tokio::test(flavor = "multi_thread")]
 async fn versions_of_a_kind_are_separate_stores() {
     let env = TestEnv::connect().await;

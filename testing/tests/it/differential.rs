@@ -237,6 +237,8 @@ pub(crate) fn delete(path: &str, body: Option<Value>) -> Step {
 pub(crate) fn watch(path: &str, labels: Value) -> Step {
     let (api_version, kind) = if path.contains("/widgets") {
         ("diff.kclient.dev/v1", "Widget")
+    } else if path.contains("/v1beta1/namespaces/{ns}/paints") {
+        ("diff.kclient.dev/v1beta1", "Paint")
     } else if path.contains("/pods") {
         ("v1", "Pod")
     } else {
@@ -771,7 +773,8 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
 /// (with status and scale subresources), Sprockets (with `spec.color` and `spec.size`
 /// as selectable fields) and Settings (a status subresource, and a schema with defaults,
 /// nullable fields, a subtree that keeps unknown fields, an embedded object and a list-map
-/// with a defaulted key).
+/// with a defaulted key) and Paints (versions v1, stored, and v1beta1, whose schemas differ,
+/// without a conversion webhook).
 fn test_crds() -> Vec<Value> {
     let crd = |plural: &str, kind: &str, subresources: Value| {
         json!({
@@ -841,6 +844,29 @@ fn test_crds() -> Vec<Value> {
                     "phase": {"type": "string", "default": "P"},
                     "count": {"type": "integer"}}}}});
             settings
+        },
+        {
+            let mut paints = crd("paints", "Paint", json!({}));
+            let version = |name: &str, storage: bool, spec: Value| {
+                json!({"name": name, "served": true, "storage": storage,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": spec}}}}})
+            };
+            paints["spec"]["versions"] = json!([
+                version(
+                    "v1",
+                    true,
+                    json!({"color": {"type": "string", "default": "red"},
+                    "size": {"type": "integer"}})
+                ),
+                version(
+                    "v1beta1",
+                    false,
+                    json!({"color": {"type": "string"},
+                    "shade": {"type": "string", "default": "light"}})
+                ),
+            ]);
+            paints
         },
     ]
 }

@@ -186,6 +186,38 @@ fn defaulting_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "custom resources: versions without a conversion webhook serve the same objects",
+            {
+                let v1 = "/apis/diff.kclient.dev/v1/namespaces/{ns}/paints";
+                let beta = "/apis/diff.kclient.dev/v1beta1/namespaces/{ns}/paints";
+                let paint = |version: &str, name: &str, spec: Value| {
+                    json!({"apiVersion": format!("diff.kclient.dev/{version}"), "kind": "Paint",
+                        "metadata": {"name": name}, "spec": spec})
+                };
+                vec![
+                    post(v1, paint("v1", "a", json!({"size": 3}))),
+                    // Read through v1beta1: its apiVersion, pruned by its schema (no size),
+                    // not defaulted by it (no shade).
+                    get(&format!("{beta}/a")),
+                    get(beta),
+                    // Written through v1beta1: stored as v1, so v1's defaults and not
+                    // v1beta1's.
+                    post(beta, paint("v1beta1", "b", json!({}))),
+                    get(&format!("{v1}/b")),
+                    watch(beta, json!({})).q("resourceVersion", "$rv:0"),
+                    put(
+                        &format!("{beta}/b"),
+                        json!({"apiVersion": "diff.kclient.dev/v1beta1", "kind": "Paint",
+                            "metadata": {"name": "b", "resourceVersion": "$rv:3"},
+                            "spec": {"color": "green"}}),
+                    ),
+                    get(&format!("{v1}/b")),
+                    get(v1),
+                    delete(&format!("{beta}/b"), None),
+                ]
+            },
+        ),
+        case(
             "custom resources: an applied field the schema does not declare is refused",
             vec![
                 patch(
