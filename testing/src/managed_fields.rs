@@ -37,7 +37,7 @@ pub(crate) fn fields_v1(object: &Value, schema: Schema<'_>) -> Value {
                             | "finalizers"
                             | "ownerReferences"
                             | "generateName"
-                    ) && let Some(set) = leaf_set(v, Schema::object_meta().member(k))
+                    ) && let Some(set) = leaf_set(v, Schema::object_meta().member(k), false)
                     {
                         meta.insert(format!("f:{k}"), set);
                     }
@@ -48,7 +48,7 @@ pub(crate) fn fields_v1(object: &Value, schema: Schema<'_>) -> Value {
             }
             continue;
         }
-        if let Some(set) = leaf_set(value, schema.member(key)) {
+        if let Some(set) = leaf_set(value, schema.member(key), !schema.declares(key)) {
             out.insert(format!("f:{key}"), set);
         }
     }
@@ -57,16 +57,26 @@ pub(crate) fn fields_v1(object: &Value, schema: Schema<'_>) -> Value {
 
 /// The set of one field's value, as its schema says it is owned: the field itself (`{}`)
 /// for a scalar, an atomic list or map (a label selector), or an empty map; the fields
-/// below it for a map or struct; each item under its key for a keyed list. `None` when the
-/// value holds no path: an empty keyed list, or a map of nothing but those.
-fn leaf_set(value: &Value, schema: Schema<'_>) -> Option<Value> {
+/// below it for a map or struct, and the object itself too (`"."`) when it is the value of
+/// a field its parent's schema does not declare (`member`: a map's value, an unknown
+/// field), as structured-merge-diff holds them; each item under its key for a keyed list.
+/// `None` when the value holds no path: an empty keyed list, or an object (not a member)
+/// of nothing but those.
+fn leaf_set(value: &Value, schema: Schema<'_>, member: bool) -> Option<Value> {
     match value {
         Value::Object(m) if !m.is_empty() && !schema.is_atomic_map() => {
-            let fields: Map<String, Value> = m
+            let mut fields: Map<String, Value> = m
                 .iter()
-                .filter_map(|(k, v)| Some((format!("f:{k}"), leaf_set(v, schema.member(k))?)))
+                .filter_map(|(k, v)| {
+                    let set = leaf_set(v, schema.member(k), !schema.declares(k))?;
+                    Some((format!("f:{k}"), set))
+                })
                 .collect();
-            Some(Value::Object(fields)).filter(|f| f.as_object().is_some_and(|f| !f.is_empty()))
+            if member && !fields.is_empty() {
+                fields.insert(".".into(), json!({}));
+            }
+            Some(Value::Object(fields))
+                .filter(|f| member || f.as_object().is_some_and(|f| !f.is_empty()))
         }
         Value::Array(items) => match schema.list_map_keys() {
             Some(_) if items.is_empty() => None,
@@ -90,7 +100,7 @@ fn map_items(items: &[Value], list: Schema<'_>, keys: &[&str]) -> Option<Value> 
         let mut set = Map::new();
         set.insert(".".into(), json!({}));
         for (k, v) in item.as_object()? {
-            if let Some(field) = leaf_set(v, item_schema.member(k)) {
+            if let Some(field) = leaf_set(v, item_schema.member(k), !item_schema.declares(k)) {
                 set.insert(format!("f:{k}"), field);
             }
         }
@@ -169,18 +179,13 @@ fn leaf_paths(set: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>)
     let Some(map) = set.as_object() else {
         return;
     };
-    if prefix.last().is_some_and(|p| p.starts_with("k:")) {
-        out.push(prefix.clone());
-    }
     let children: Vec<(&String, &Value)> = map
         .iter()
         .filter(|(k, _)| k.starts_with("f:") || k.starts_with("v:") || k.starts_with("k:"))
         .collect();
-    if children.is_empty() {
-        if !prefix.is_empty() && !prefix.last().is_some_and(|p| p.starts_with("k:")) {
-            out.push(prefix.clone());
-        }
-        return;
+    // A leaf, or a node that is a member itself (`"."`: a list-map item, a map's value).
+    if !prefix.is_empty() && (children.is_empty() || map.contains_key(".")) {
+        out.push(prefix.clone());
     }
     for (key, value) in children {
         prefix.push(match key.strip_prefix("f:") {
@@ -221,18 +226,66 @@ pub(crate) fn removed_by_apply(
         return Vec::new();
     };
     let now = fields_v1(applied, schema);
+    let others: Vec<&Value> = entries
+        .iter()
+        .filter(|e| !is_mine(e))
+        .map(|e| &e["fieldsV1"])
+        .collect();
     let mut paths = Vec::new();
-    leaf_paths(&before["fieldsV1"], &mut Vec::new(), &mut paths);
+    dropped_fields(
+        &before["fieldsV1"],
+        &now,
+        &others,
+        &mut Vec::new(),
+        &mut paths,
+    );
+    let mut leaves = Vec::new();
+    leaf_paths(&before["fieldsV1"], &mut Vec::new(), &mut leaves);
+    paths.extend(
+        leaves
+            .into_iter()
+            .filter(|p| !owns(&now, p))
+            .filter(|p| !others.iter().any(|set| owns(set, p))),
+    );
     paths
-        .into_iter()
-        .filter(|p| !owns(&now, p))
-        .filter(|p| {
-            !entries
-                .iter()
-                .filter(|e| !is_mine(e))
-                .any(|e| owns(&e["fieldsV1"], p))
-        })
-        .collect()
+}
+
+/// The fields below the top level that `before` holds something of, and neither `now` nor
+/// any of `others` holds anything of: they go whole, with what nobody owns below them (the
+/// defaults filled in them), as structured-merge-diff counts a named field its manager
+/// applied as a member of what it removes.
+fn dropped_fields(
+    before: &Value,
+    now: &Value,
+    others: &[&Value],
+    prefix: &mut Vec<String>,
+    out: &mut Vec<Vec<String>>,
+) {
+    let Some(map) = before.as_object() else {
+        return;
+    };
+    for (key, child) in map {
+        let part = match key.strip_prefix("f:") {
+            Some(name) => name.to_string(),
+            None if key.starts_with("k:") || key.starts_with("v:") => key.clone(),
+            None => continue,
+        };
+        prefix.push(part);
+        let named = key.starts_with("f:");
+        let in_now = set_node(now, prefix).is_some();
+        if named
+            && prefix.len() >= 2
+            && !in_now
+            && others.iter().all(|set| set_node(set, prefix).is_none())
+        {
+            out.push(prefix.clone());
+        } else if named || in_now {
+            // An item no longer applied goes as an item (see `leaf_paths`), not field by
+            // field.
+            dropped_fields(child, now, others, prefix, out);
+        }
+        prefix.pop();
+    }
 }
 
 /// The paths whose values differ between two versions of an object, among the fields
@@ -520,7 +573,12 @@ pub(crate) fn apply_conflicts(
         let item = path
             .last()
             .is_some_and(|p| p.starts_with("k:") || p.starts_with("v:"));
-        if item {
+        // An item, or an object held as a member, is not a value that conflicts: its fields
+        // are.
+        let holds_fields = set_node(&now, &path)
+            .and_then(Value::as_object)
+            .is_some_and(|n| n.keys().any(|k| k != "."));
+        if item || holds_fields {
             continue;
         }
         let (Some(old), Some(new)) = (value_at(object, &path), value_at(merged, &path)) else {
@@ -597,12 +655,40 @@ pub(crate) fn path_string(path: &[String]) -> String {
             out.push_str(&format!("[{}]", fields.join(",")));
         } else if let Some(item) = part.strip_prefix("v:") {
             out.push_str(&format!("[={item}]"));
+        } else if let Some(index) = part.strip_prefix("i:") {
+            // An atomic list's item, by index (only in the faults of a configuration).
+            out.push_str(&format!("[{index}]"));
         } else {
             out.push('.');
             out.push_str(part);
         }
     }
     out
+}
+
+/// Removes the field at `path` as server-side apply removes a field its manager no longer
+/// applies: with the maps and lists above it that this leaves empty, up to the nearest
+/// list item (structured-merge-diff makes an emptied one `null`, which the server drops).
+pub(crate) fn remove_applied_field(object: &mut Value, path: &[String]) {
+    remove_path(object, path);
+    for end in (1..path.len()).rev() {
+        let parent = &path[..end];
+        if parent
+            .last()
+            .is_some_and(|p| p.starts_with("k:") || p.starts_with("v:"))
+        {
+            break;
+        }
+        let emptied = value_at(object, parent).is_some_and(|v| match v {
+            Value::Array(items) => items.is_empty(),
+            Value::Object(fields) => fields.is_empty(),
+            _ => false,
+        });
+        if !emptied {
+            break;
+        }
+        remove_path(object, parent);
+    }
 }
 
 /// Removes the field at `path` from `object`: a list-map item named `k:{...}`, whole.

@@ -4,7 +4,8 @@
 //! configuration puts it and the object's other items where they were; anything else
 //! (scalars, atomic lists and maps) as the configuration has it. A configuration whose
 //! keyed lists cannot be keyed (a null item, an item without any of its keys, two items
-//! with one key) is refused as the server refuses it.
+//! with one key), or that sets a field a custom resource's schema does not declare, is
+//! refused as the server refuses it ([`faults`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,24 +14,17 @@ use serde_json::{Map, Value};
 use crate::managed_fields::{item_key, path_string};
 use crate::schema::Schema;
 
-/// What is wrong with `config`'s keyed lists, or with its fields where a custom resource's
-/// schema declares none, one line per fault, as structured-merge-diff words them
-/// (`.spec.ports: duplicate entries for key [name="http"]`, `.spec.x: field not declared in
-/// schema`); empty when the configuration can be merged.
+/// What is wrong with `config` where server-side apply builds its typed object, one line
+/// per fault, as structured-merge-diff words them: a keyed list that cannot be keyed
+/// (`.spec.ports: element 0: associative list with keys may not have a null element`,
+/// `.spec.ports: duplicate entries for key [name="http"]`), a field a custom resource's
+/// schema does not declare (`.spec.x: field not declared in schema`). As the server does, a
+/// map's check stops at its first undeclared field (in name order) and a list's at its
+/// first item that cannot be keyed. Empty when the configuration can be merged.
 pub(crate) fn faults(config: &Value, schema: Schema<'_>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(map) = config.as_object() {
-        for (k, v) in map {
-            let mut path = vec![k.clone()];
-            if !matches!(k.as_str(), "apiVersion" | "kind" | "metadata") && schema.undeclared(k) {
-                out.push(format!(
-                    "{}: field not declared in schema",
-                    path_string(&path)
-                ));
-                continue;
-            }
-            check(v, root_member(schema, k), &mut path, &mut out);
-        }
+        check_map(map, schema, true, &mut Vec::new(), &mut out);
     }
     out
 }
@@ -61,22 +55,62 @@ fn root_member<'a>(schema: Schema<'a>, name: &str) -> Schema<'a> {
     }
 }
 
-fn check(value: &Value, schema: Schema<'_>, path: &mut Vec<String>, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) if !schema.is_atomic_map() => {
-            for (k, v) in map {
-                path.push(k.clone());
-                if schema.undeclared(k) {
+/// Checks an object's fields; `object_root` for the configuration itself and an embedded
+/// object, whose `apiVersion` and `kind` any schema takes and whose `metadata` is ObjectMeta.
+fn check_map(
+    map: &Map<String, Value>,
+    schema: Schema<'_>,
+    object_root: bool,
+    path: &mut Vec<String>,
+    out: &mut Vec<String>,
+) {
+    for (k, v) in map {
+        path.push(k.clone());
+        let undeclared = if object_root && (k == "apiVersion" || k == "kind") {
+            false
+        } else if object_root && k == "metadata" {
+            // Where a custom resource's schema is read, ObjectMeta takes its fields only.
+            let unknown = v.as_object().and_then(|m| {
+                m.keys()
+                    .find(|f| schema.is_custom() && !crate::schema::is_object_meta_field(f))
+            });
+            match unknown {
+                Some(field) => {
+                    path.push(field.clone());
                     out.push(format!(
                         "{}: field not declared in schema",
                         path_string(path)
                     ));
-                } else {
-                    check(v, schema.member(k), path, out);
+                    path.pop();
+                    path.pop();
+                    return;
                 }
-                path.pop();
+                None => {
+                    check(v, Schema::object_meta(), path, out);
+                    false
+                }
             }
+        } else if schema.undeclared(k) {
+            true
+        } else {
+            check(v, schema.member(k), path, out);
+            false
+        };
+        if undeclared {
+            out.push(format!(
+                "{}: field not declared in schema",
+                path_string(path)
+            ));
+            path.pop();
+            return;
         }
+        path.pop();
+    }
+}
+
+fn check(value: &Value, schema: Schema<'_>, path: &mut Vec<String>, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => check_map(map, schema, schema.is_embedded(), path, out),
         Value::Array(items) => {
             let at = path_string(path);
             let mut seen = BTreeSet::new();
@@ -93,18 +127,22 @@ fn check(value: &Value, schema: Schema<'_>, path: &mut Vec<String>, out: &mut Ve
                         }),
                         _ => Err("associative list with keys may not have non-map elements".to_owned()),
                     };
-                    match key {
-                        Err(fault) => out.push(format!("{at}: element {i}: {fault}")),
-                        Ok(key) if !seen.insert(key.clone()) => out.push(format!(
-                            "{at}: duplicate entries for key {}",
-                            path_string(&[key])
-                        )),
-                        Ok(key) => {
-                            path.push(key);
-                            check(item, schema.items(), path, out);
-                            path.pop();
+                    let key = match key {
+                        Ok(key) => key,
+                        Err(fault) => {
+                            out.push(format!("{at}: element {i}: {fault}"));
+                            return;
                         }
+                    };
+                    if !seen.insert(key.clone()) {
+                        out.push(format!(
+                            "{at}: duplicate entries for key {}",
+                            path_string(std::slice::from_ref(&key))
+                        ));
                     }
+                    path.push(key);
+                    check(item, schema.items(), path, out);
+                    path.pop();
                 }
             } else if schema.is_set() {
                 for (i, item) in items.iter().enumerate() {
@@ -128,6 +166,14 @@ fn check(value: &Value, schema: Schema<'_>, path: &mut Vec<String>, out: &mut Ve
                         }
                     };
                     out.push(format!("{at}: element {i}: {fault}"));
+                    return;
+                }
+            } else {
+                // An atomic list's items are checked too, by index.
+                for (i, item) in items.iter().enumerate() {
+                    path.push(format!("i:{i}"));
+                    check(item, schema.items(), path, out);
+                    path.pop();
                 }
             }
         }
@@ -135,9 +181,10 @@ fn check(value: &Value, schema: Schema<'_>, path: &mut Vec<String>, out: &mut Ve
     }
 }
 
-/// `config` merged into `live` (both whole objects) as `schema` says; a field the
-/// configuration sets to `null` is removed. Call it on a configuration without
-/// [`faults`].
+/// `config` merged into `live` (both whole objects) as `schema` says. A `null` in the
+/// configuration keeps an object's content, and is kept in a custom resource (whose
+/// pruning and defaulting then decide) but removes a built-in's field (Go's decoding).
+/// Call it on a configuration without [`faults`].
 pub(crate) fn merge(live: &Value, config: &Value, schema: Schema<'_>) -> Value {
     match (live.as_object(), config.as_object()) {
         (Some(l), Some(c)) => Value::Object(merge_maps(l, c, |k| root_member(schema, k))),
@@ -163,6 +210,8 @@ fn merge_maps<'a>(
 /// One value merged; `None` when the configuration removes it (`null`).
 fn merge_value(live: Option<&Value>, config: &Value, schema: Schema<'_>) -> Option<Value> {
     Some(match (live, config) {
+        (Some(Value::Object(l)), Value::Null) => Value::Object(l.clone()),
+        (_, Value::Null) if schema.is_custom() => Value::Null,
         (_, Value::Null) => return None,
         (Some(Value::Object(l)), Value::Object(c)) if !schema.is_atomic_map() => {
             Value::Object(merge_maps(l, c, |k| schema.member(k)))

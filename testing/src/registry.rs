@@ -43,9 +43,10 @@ pub struct ResourceInfo {
     /// `api-extensions` for webhook configurations and CRDs; a CRD's `names.categories`).
     pub categories: Vec<String>,
     /// A custom resource's structural schema (its CRD version's `openAPIV3Schema`), which
-    /// says how server-side apply keys its lists; `None` for built-ins, whose patch table
-    /// says it, and for a custom resource registered without one (its lists are then
-    /// atomic: merged and owned whole).
+    /// prunes and defaults every object written, says which fields an applied
+    /// configuration may set and how server-side apply keys its lists; `None` for
+    /// built-ins, whose patch table says the last, and for a custom resource registered
+    /// without one (stored as written, its lists atomic: merged and owned whole).
     pub schema: Option<Arc<StructuralSchema>>,
     /// The version a custom resource's objects are stored in, when its served versions
     /// read and write the same objects (a CRD whose conversion strategy is `None`); `None`
@@ -260,8 +261,10 @@ impl ResourceInfo {
         }
     }
 
-    /// The same entry with a custom resource's structural schema, which says how
-    /// server-side apply keys its lists and which of its maps are atomic.
+    /// The same entry with a custom resource's structural schema, which prunes and
+    /// defaults its objects and says how server-side apply keys its lists (see
+    /// [`StructuralSchema`]): it must declare every field the objects hold, as a CRD's
+    /// schema must.
     pub fn with_schema(mut self, schema: StructuralSchema) -> Self {
         self.schema = Some(Arc::new(schema));
         self

@@ -26,12 +26,18 @@ use serde_json::Value;
 ///
 /// let schema = StructuralSchema::from_openapi_v3(&json!({
 ///     "type": "object",
-///     "properties": {"status": {"type": "object", "properties": {"conditions": {
-///         "type": "array",
-///         "x-kubernetes-list-type": "map",
-///         "x-kubernetes-list-map-keys": ["type"],
-///         "items": {"type": "object"},
-///     }}}},
+///     "properties": {
+///         "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+///         "status": {"type": "object", "properties": {"conditions": {
+///             "type": "array",
+///             "x-kubernetes-list-type": "map",
+///             "x-kubernetes-list-map-keys": ["type"],
+///             "items": {"type": "object", "properties": {
+///                 "type": {"type": "string"},
+///                 "status": {"type": "string"},
+///             }},
+///         }}},
+///     },
 /// }));
 /// let conditions = schema.property("status").and_then(|s| s.property("conditions"));
 /// assert_eq!(conditions.and_then(|c| c.list_type()), Some("map"));
@@ -48,7 +54,29 @@ pub struct StructuralSchema {
     default: Option<Value>,
     nullable: bool,
     preserve_unknown_fields: bool,
+    /// `additionalProperties: true`: any field is kept, its value pruned as by a schema
+    /// that declares nothing.
+    any_additional: bool,
     embedded_resource: bool,
+    /// Whether server-side apply takes any field here: the node, or one above it, keeps
+    /// unknown fields, or it declares neither properties nor a schema for its values.
+    open: bool,
+}
+
+/// Whether a value is what Go leaves out of ObjectMeta's JSON: empty or null.
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// Whether `name` is a field of ObjectMeta.
+pub(crate) fn is_object_meta_field(name: &str) -> bool {
+    OBJECT_META_FIELDS.contains(&name)
 }
 
 /// The fields of `ObjectMeta`, all a custom resource's `metadata` (or an embedded
@@ -76,22 +104,35 @@ impl StructuralSchema {
     /// What is only validated (types, formats, bounds, patterns, rules) is left out; a node
     /// that is not an object reads as a schema that says nothing.
     pub fn from_openapi_v3(schema: &Value) -> Self {
+        StructuralSchema::read(schema, false)
+    }
+
+    /// Reads a node; `preserving` when a node above it keeps unknown fields, which server-
+    /// side apply carries down to every node below.
+    fn read(schema: &Value, preserving: bool) -> Self {
         let text = |key: &str| schema[key].as_str().map(str::to_owned);
         let flag = |key: &str| schema[key].as_bool() == Some(true);
+        let preserve_unknown_fields = flag("x-kubernetes-preserve-unknown-fields");
+        let below = preserving || preserve_unknown_fields;
         let nested = |key: &str| {
             schema
                 .get(key)
                 .filter(|s| s.is_object())
-                .map(|s| Box::new(StructuralSchema::from_openapi_v3(s)))
+                .map(|s| Box::new(StructuralSchema::read(s, below)))
         };
+        let properties: BTreeMap<String, StructuralSchema> = schema["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(name, s)| (name.clone(), StructuralSchema::read(s, below)))
+            .collect();
+        let additional_properties = nested("additionalProperties");
+        let any_additional = schema["additionalProperties"] == Value::Bool(true);
+        let open =
+            below || any_additional || (properties.is_empty() && additional_properties.is_none());
         StructuralSchema {
-            properties: schema["properties"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(name, s)| (name.clone(), StructuralSchema::from_openapi_v3(s)))
-                .collect(),
-            additional_properties: nested("additionalProperties"),
+            properties,
+            additional_properties,
             items: nested("items"),
             list_type: text("x-kubernetes-list-type"),
             list_map_keys: schema["x-kubernetes-list-map-keys"]
@@ -101,12 +142,13 @@ impl StructuralSchema {
                 .filter_map(|k| k.as_str().map(str::to_owned))
                 .collect(),
             map_type: text("x-kubernetes-map-type"),
-            default: schema.get("default").cloned(),
+            // A `null` default is none, as the server decodes it.
+            default: schema.get("default").filter(|d| !d.is_null()).cloned(),
             nullable: flag("nullable"),
-            // `additionalProperties: true` keeps any field, as preserving unknown ones does.
-            preserve_unknown_fields: flag("x-kubernetes-preserve-unknown-fields")
-                || schema["additionalProperties"] == Value::Bool(true),
+            preserve_unknown_fields,
+            any_additional,
             embedded_resource: flag("x-kubernetes-embedded-resource"),
+            open,
         }
     }
 
@@ -129,8 +171,11 @@ impl StructuralSchema {
                         return true;
                     }
                     if object_root && k == "metadata" {
+                        // Read back through ObjectMeta: its fields only, empty ones dropped.
                         if let Some(meta) = v.as_object_mut() {
-                            meta.retain(|k, _| OBJECT_META_FIELDS.contains(&k.as_str()));
+                            meta.retain(|k, v| {
+                                OBJECT_META_FIELDS.contains(&k.as_str()) && !is_empty(v)
+                            });
                         }
                         return true;
                     }
@@ -142,11 +187,16 @@ impl StructuralSchema {
                             field.prune(v, field.embedded_resource);
                             true
                         }
+                        None if self.any_additional => {
+                            StructuralSchema::default().prune(v, false);
+                            true
+                        }
                         None => self.preserve_unknown_fields,
                     }
                 });
             }
-            Value::Array(items) => {
+            // A list that keeps unknown fields keeps them in its items too.
+            Value::Array(items) if !self.preserve_unknown_fields => {
                 if let Some(schema) = &self.items {
                     for item in items {
                         schema.prune(item, schema.embedded_resource);
@@ -171,6 +221,7 @@ impl StructuralSchema {
                 }
                 for (k, v) in map.iter_mut() {
                     if let Some(field) = self.member(k) {
+                        field.fill_null(v);
                         field.fill_defaults(v);
                     }
                 }
@@ -178,11 +229,23 @@ impl StructuralSchema {
             Value::Array(items) => {
                 if let Some(schema) = &self.items {
                     for item in items {
+                        schema.fill_null(item);
                         schema.fill_defaults(item);
                     }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A `null` list item or map value of this schema, when it is not nullable: its
+    /// default, if it has one.
+    fn fill_null(&self, value: &mut Value) {
+        if value.is_null()
+            && !self.nullable
+            && let Some(default) = &self.default
+        {
+            *value = default.clone();
         }
     }
 
@@ -283,7 +346,7 @@ impl<'a> Schema<'a> {
     pub(crate) fn undeclared(self, name: &str) -> bool {
         match self {
             Schema::Custom(n) => {
-                !n.preserve_unknown_fields
+                !n.open
                     && n.member(name).is_none()
                     && !(n.embedded_resource && matches!(name, "apiVersion" | "kind" | "metadata"))
             }
@@ -302,6 +365,26 @@ impl<'a> Schema<'a> {
             }
             Schema::Unknown => None,
         }
+    }
+
+    /// Whether an object of this schema declares the field `name` (for a built-in, any
+    /// field: its tables list only the fields with patch metadata).
+    pub(crate) fn declares(self, name: &str) -> bool {
+        match self {
+            Schema::Custom(n) => n.properties.contains_key(name),
+            Schema::Unknown | Schema::Struct(_) | Schema::Field(_) => true,
+        }
+    }
+
+    /// Whether this is a custom resource's schema.
+    pub(crate) fn is_custom(self) -> bool {
+        matches!(self, Schema::Custom(_))
+    }
+
+    /// Whether this is an embedded object's schema (`x-kubernetes-embedded-resource`): it
+    /// takes `apiVersion`, `kind` and an ObjectMeta `metadata` besides its properties.
+    pub(crate) fn is_embedded(self) -> bool {
+        matches!(self, Schema::Custom(n) if n.embedded_resource)
     }
 
     /// Whether the value is a `listType=set` list.

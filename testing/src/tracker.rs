@@ -1602,7 +1602,7 @@ impl ObjectTracker {
                     &config,
                     info.apply_schema(),
                 ) {
-                    managed_fields::remove_path(&mut merged, &path);
+                    managed_fields::remove_applied_field(&mut merged, &path);
                 }
                 // An empty set is left out, as the server leaves it out.
                 if meta(&merged)["finalizers"]

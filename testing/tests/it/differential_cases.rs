@@ -109,6 +109,8 @@ fn defaulting_cases() -> Vec<Case> {
                             "labels": {"k": {}, "j": {"v": "w", "u": 1}},
                             "free": {"anything": {"deep": 1}}, "unknown": 2,
                             "nulldef": null, "nullok": null, "nullnodef": null,
+                            "tags": ["a", null], "weights": {"x": null, "y": 1},
+                            "anything": {"a": {"x": 1}, "b": 2},
                             "emb": {"apiVersion": "v1", "kind": "X",
                                 "metadata": {"name": "e", "bogus": 1},
                                 "spec": {"q": 1}, "other": 2}}}),
@@ -214,6 +216,39 @@ fn defaulting_cases() -> Vec<Case> {
                     get(&format!("{v1}/b")),
                     get(v1),
                     delete(&format!("{beta}/b"), None),
+                ]
+            },
+        ),
+        case(
+            "custom resources: apply takes what the schema leaves open, keeps nulls, drops what it empties",
+            {
+                let apply = |spec: Value| {
+                    patch(&s_path("o"), APPLY, setting("o", spec)).q("fieldManager", "one")
+                };
+                vec![
+                    // An embedded object's spec declares nothing (open), and a node below
+                    // one that keeps unknown fields takes them too.
+                    apply(json!({"emb": {"apiVersion": "v1", "kind": "X", "spec": {"q": 1}},
+                        "free": {"sub": {"a": "x", "b": 1}, "other": {"deep": 1}},
+                        "labels": {"k": {"v": "1"}}, "items": [{"name": "a"}],
+                        "ports": [{"port": 1}], "nested": {"inner": "y"}, "mode": "m"})),
+                    // Refused: a field in an atomic list's item, ObjectMeta's unknown field,
+                    // and only the first of a map's undeclared fields.
+                    apply(json!({"items": [{"name": "a", "zzz": 1}]})),
+                    patch(
+                        &s_path("o"),
+                        APPLY,
+                        json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                            "metadata": {"name": "o", "foo": 1}}),
+                    )
+                    .q("fieldManager", "one"),
+                    apply(json!({"bogus": 1, "bogus2": 2, "nested": {"bogus3": 1}})),
+                    // A nullable field's null is kept. What the manager no longer applies
+                    // goes, and the lists and maps it leaves empty with it (nested's inner,
+                    // then nested, which its default brings back; labels, a map value it
+                    // held whole; ports).
+                    apply(json!({"nullok": null, "nested": null, "mode": "m"})),
+                    get(&s_path("o")),
                 ]
             },
         ),
