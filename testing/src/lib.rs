@@ -228,13 +228,15 @@
 //!    the version written through and by the storage version, on every read by the storage
 //!    version's defaults and the read version's pruning. It is not validated by its schema,
 //!    and no `Warning` names the fields pruned.
-//! 2. **An update's `managedFields` entry is approximate**: it keeps what its manager owned
-//!    and gains the fields its write changed (a create: every field), which the other
-//!    entries lose, and entries left owning nothing go, as on the server, with keyed lists
-//!    owned item by item. But the server also marks each map, and each optional struct, that
-//!    the write created as owned itself (`".":{}` beside its fields), which depends on Go's
-//!    types (a pointer field or a value field); the fake marks none. (An `Apply` entry is
-//!    the server's.)
+//! 2. **A built-in kind's update entry marks fewer nodes**: an update's `managedFields`
+//!    entry keeps what its manager owned and gains the fields its write changed (a create:
+//!    every field), which the other entries lose, and entries left owning nothing go, as on
+//!    the server, with keyed lists owned item by item, and each object, list and map the
+//!    write created marked as owned itself (`".":{}` beside its fields). In a built-in kind
+//!    the server marks only maps and optional (pointer) structs, not the structs Go always
+//!    holds, which the fake cannot tell apart: it marks only ObjectMeta's labels and
+//!    annotations there. (Apply entries, and a custom resource's update entries, are the
+//!    server's.)
 //! 3. **Continue tokens** page over the first page's snapshot, as on the server, but the
 //!    tracker keeps only the last 256 unfinished paged lists: an older token gets 410
 //!    Expired (on the server a token lasts until etcd is compacted past it).

@@ -390,7 +390,7 @@ pub(crate) fn changed_paths(old: &Value, new: &Value, schema: Schema<'_>) -> Vec
 /// entry keeps what it owned and gains the fields it set (their sets as [`fields_v1`] gives
 /// them), and loses those it removed; an entry left owning nothing goes.
 pub(crate) fn record_update(
-    object: &mut Value,
+    (object, old): (&mut Value, &Value),
     (manager, subresource): (&str, &str),
     api_version: &str,
     changed: &[Vec<String>],
@@ -411,7 +411,15 @@ pub(crate) fn record_update(
     let full = fields_v1(object, schema);
     for path in changed {
         match set_node(&full, path) {
-            Some(node) if value_at(object, path).is_some() => graft(&mut set, path, node),
+            Some(node) if value_at(object, path).is_some() => {
+                if value_at(old, path).is_none() && marks_created(schema, path) {
+                    let mut node = node.clone();
+                    mark_created(&mut node);
+                    graft(&mut set, path, &node);
+                } else {
+                    graft(&mut set, path, node);
+                }
+            }
             _ => disown(&mut set, path),
         }
     }
@@ -422,6 +430,31 @@ pub(crate) fn record_update(
         set,
         time,
     );
+}
+
+/// Marks every node of a set that holds fields below it as a member itself (`"."`), as the
+/// server's entry for an update marks each map, list and object the update created.
+fn mark_created(node: &mut Value) {
+    if let Some(map) = node.as_object_mut() {
+        let holds_fields = map.keys().any(|k| k != ".");
+        for (k, child) in map.iter_mut() {
+            if k != "." {
+                mark_created(child);
+            }
+        }
+        if holds_fields {
+            map.insert(".".into(), json!({}));
+        }
+    }
+}
+
+/// Whether an update's entry marks what it creates at `path` (see [`mark_created`]): in a
+/// custom resource, always; in a built-in, only ObjectMeta's maps, since the server marks a
+/// created map or optional (pointer) struct but not a struct Go always holds, which the
+/// fake cannot tell apart.
+fn marks_created(schema: Schema<'_>, path: &[String]) -> bool {
+    schema.is_custom()
+        || matches!(path, [m, f, ..] if m == "metadata" && (f == "labels" || f == "annotations"))
 }
 
 /// Adds the set `node` at `path` to `set`, merged with what is there.
@@ -741,11 +774,28 @@ pub(crate) fn record(
     if manager.is_empty() {
         return;
     }
+    let mut set = fields_v1(written, schema);
+    if operation == "Update"
+        && let Some(fields) = set.as_object_mut()
+    {
+        // A create: every field is one the update created.
+        for (key, node) in fields.iter_mut() {
+            if key == "f:metadata" {
+                for meta_map in ["f:labels", "f:annotations"] {
+                    if let Some(map) = node.get_mut(meta_map) {
+                        mark_created(map);
+                    }
+                }
+            } else if schema.is_custom() {
+                mark_created(node);
+            }
+        }
+    }
     store_entry(
         object,
         (manager, operation, subresource),
         api_version,
-        fields_v1(written, schema),
+        set,
         time,
     );
 }
@@ -989,7 +1039,14 @@ mod tests {
         // It owned the label before; the label is gone, the image and the sidecar are its.
         new["metadata"]["managedFields"] = json!([{"manager": "u", "operation": "Update",
             "apiVersion": "apps/v1", "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}}]);
-        record_update(&mut new, ("u", ""), "apps/v1", &changed, fields, "t");
+        record_update(
+            (&mut new, &old),
+            ("u", ""),
+            "apps/v1",
+            &changed,
+            fields,
+            "t",
+        );
         let entries = new["metadata"]["managedFields"].as_array().unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(

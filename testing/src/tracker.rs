@@ -1356,7 +1356,7 @@ impl ObjectTracker {
             let changed = managed_fields::changed_paths(&existing, &new, info.apply_schema());
             managed_fields::take_ownership(&mut new, manager, &changed);
             managed_fields::record_update(
-                &mut new,
+                (&mut new, &existing),
                 (manager, subresource),
                 &r.api_version,
                 &changed,

@@ -611,3 +611,50 @@ async fn a_custom_resources_keyed_lists_merge_and_are_owned_by_key_as_on_the_ser
         assert_eq!(real, fake, "step {i}: the server's result, then the fake's");
     }
 }
+
+/// An update's `managedFields` entry in a custom resource, on both: a create owns every
+/// field, each object, list and map it created marked as owned itself (`"."`); a later
+/// update owns what it changed, the item it added marked too, and takes it from the
+/// others.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_custom_resources_update_entries_are_the_servers() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    probe_crd(&b).await;
+    let probes = format!("/apis/apply.kclient.dev/v1/namespaces/{ns}/probes");
+    let mut seen = Vec::new();
+    for (client, which) in [(&b.real, "server"), (&b.fake, "fake")] {
+        let created: Value = client
+            .post()
+            .abs_path(&probes)
+            .param("fieldManager", "creator")
+            .json(
+                &json!({"apiVersion": "apply.kclient.dev/v1", "kind": "Probe",
+                "metadata": {"name": "u", "labels": {"app": "x"}},
+                "spec": {"ports": [{"port": 80, "protocol": "TCP"}], "args": ["1"]}}),
+            )
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{which}: creating: {e}"));
+        let edited: Value = client
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .abs_path(&format!("{probes}/u"))
+            .param("fieldManager", "editor")
+            .body(
+                r#"{"metadata":{"annotations":{"note":"n"}},"spec":{"args":["2"],"tags":["b"],"ports":[{"port":80,"protocol":"TCP"},{"port":90,"protocol":"TCP","name":"n"}]}}"#,
+            )
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{which}: editing: {e}"));
+        seen.push((probe_state(&created), probe_state(&edited)));
+    }
+    assert_eq!(seen[0], seen[1], "the server's entries, then the fake's");
+    let editor = &seen[0].1["managedFields"][1];
+    assert_eq!(editor[0], "editor");
+    assert_eq!(
+        editor[3]["f:spec"]["f:tags"],
+        json!({".": {}, "v:\"b\"": {}})
+    );
+    assert_eq!(seen[0].0["managedFields"][0][3]["f:spec"]["."], json!({}));
+}

@@ -81,11 +81,12 @@ async fn defaults_are_filled_for_some_kinds_only() {
     assert!(fake["spec"]["backoffLimit"].is_null(), "{fake}");
 }
 
-/// 2. An update's `managedFields` entry marks no map it created as owned itself: the server
-/// writes `".":{}` beside the fields of the annotations a create brought, the fake only the
-/// fields. (Apply entries are the server's: `tests/it/apply.rs`.)
+/// 2. A built-in kind's update entry marks only ObjectMeta's maps it created as owned
+/// themselves: the server writes `".":{}` beside the fields of a ConfigMap's `data` that a
+/// create brought, as of its annotations; the fake only beside the annotations'. (Apply
+/// entries, and a custom resource's update entries, are the server's: `tests/it/apply.rs`.)
 #[tokio::test(flavor = "multi_thread")]
-async fn an_updates_entry_marks_no_map_it_created_in_the_fake() {
+async fn a_built_in_updates_entry_marks_only_object_meta_maps_in_the_fake() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     let path = cms(b.ns.name());
@@ -110,7 +111,8 @@ async fn an_updates_entry_marks_no_map_it_created_in_the_fake() {
     );
     assert_eq!(
         sets[1],
-        json!({"f:data": {"f:k": {}}, "f:metadata": {"f:annotations": {"f:a": {}}}})
+        json!({"f:data": {"f:k": {}},
+            "f:metadata": {"f:annotations": {".": {}, "f:a": {}}}})
     );
 }
 
