@@ -1,5 +1,6 @@
 //! The defaults kube-apiserver fills in on every write, for the kinds the fake defaults:
 //! Deployments, ReplicaSets, StatefulSets (not their volume claim templates), DaemonSets,
+//! Jobs (and the selector their strategy generates on create), CronJobs,
 //! Pods (their scheme defaults, and the Priority and
 //! DefaultTolerationSeconds admission plugins' fields), pod templates, Services (with a
 //! cluster IP drawn from 10.96.0.0/12) and Secrets (whose `stringData` goes into `data`),
@@ -261,6 +262,84 @@ fn daemon_set(obj: &mut Value, creating: bool) {
     }
 }
 
+/// A Job's defaults (`SetDefaults_Job`), and on create its strategy's generated selector:
+/// without `manualSelector`, the selector matches the Job's uid, and the template carries
+/// the uid and the Job's name as labels.
+fn job(obj: &mut Value, creating: bool) {
+    let spec = object_at(obj, "spec");
+    if spec["completions"].is_null() && spec["parallelism"].is_null() {
+        spec["completions"] = json!(1);
+    }
+    or_insert(spec, "parallelism", json!(1));
+    let backoff = if spec["backoffLimitPerIndex"].is_null() {
+        json!(6)
+    } else {
+        json!(i32::MAX)
+    };
+    or_insert(spec, "backoffLimit", backoff);
+    or_insert(spec, "completionMode", json!("NonIndexed"));
+    or_insert(spec, "suspend", json!(false));
+    let replacement = if spec["podFailurePolicy"].is_null() {
+        "TerminatingOrFailed"
+    } else {
+        "Failed"
+    };
+    or_insert(spec, "podReplacementPolicy", json!(replacement));
+    template(spec);
+    if creating && obj["spec"]["manualSelector"] != json!(true) {
+        let uid = obj["metadata"]["uid"].clone();
+        let name = obj["metadata"]["name"].clone();
+        obj["spec"]["manualSelector"] = json!(false);
+        obj["spec"]["selector"] =
+            json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid.clone()}});
+        let labels = object_at(
+            object_at(object_at(object_at(obj, "spec"), "template"), "metadata"),
+            "labels",
+        );
+        for (key, value) in [
+            ("batch.kubernetes.io/controller-uid", &uid),
+            ("batch.kubernetes.io/job-name", &name),
+            ("controller-uid", &uid),
+            ("job-name", &name),
+        ] {
+            labels[key] = value.clone();
+        }
+    }
+    // A Job without labels takes its template's, the generated ones too.
+    let template_labels = obj["spec"]["template"]["metadata"]["labels"].clone();
+    let meta = object_at(obj, "metadata");
+    if template_labels.as_object().is_some_and(|l| !l.is_empty())
+        && meta["labels"].as_object().is_none_or(|l| l.is_empty())
+    {
+        meta["labels"] = template_labels;
+    }
+    if creating {
+        or_insert(obj, "status", json!({}));
+    }
+}
+
+/// A CronJob's defaults (`SetDefaults_CronJob`), and its job template's pod template's.
+fn cron_job(obj: &mut Value, creating: bool) {
+    let spec = object_at(obj, "spec");
+    or_insert(spec, "concurrencyPolicy", json!("Allow"));
+    or_insert(spec, "suspend", json!(false));
+    or_insert(spec, "successfulJobsHistoryLimit", json!(3));
+    or_insert(spec, "failedJobsHistoryLimit", json!(1));
+    if spec["jobTemplate"]["spec"].is_object() {
+        // Go writes the templates' ObjectMeta even when empty.
+        or_insert(&mut spec["jobTemplate"], "metadata", json!({}));
+        or_insert(
+            &mut spec["jobTemplate"]["spec"]["template"],
+            "metadata",
+            json!({}),
+        );
+        template(&mut spec["jobTemplate"]["spec"]);
+    }
+    if creating {
+        or_insert(obj, "status", json!({}));
+    }
+}
+
 /// The annotation a DaemonSet's strategy keeps at the generation of its last template change.
 pub(crate) fn set_daemon_set_template_generation(obj: &mut Value, generation: i64) {
     let annotations = object_at(object_at(obj, "metadata"), "annotations");
@@ -332,6 +411,8 @@ pub(crate) fn apply(info: &ResourceInfo, obj: &mut Value, creating: bool) {
         ("", "Pod") => pod(obj, creating),
         ("", "Service") => service(obj, creating),
         ("", "Secret") => secret(obj),
+        ("batch", "Job") => job(obj, creating),
+        ("batch", "CronJob") => cron_job(obj, creating),
         _ => {
             if let Some(schema) = &info.schema {
                 schema.prune_and_default(obj);

@@ -206,7 +206,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 226 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 228 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -217,11 +217,12 @@
 //!    fills defaults for every kind and validates specs; the fake validates only names and
 //!    every kind's labels, annotations and finalizers (422, on every write and on seeding),
 //!    and fills defaults for Deployments, ReplicaSets,
-//!    StatefulSets (not their volume claim templates), DaemonSets, Pods, Services and
-//!    Secrets (and a Namespace's finalizer and phase), as testenv's server does (it runs
-//!    without the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount
-//!    and token volume), and stores every other kind as written (a Job gets no
-//!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...). A custom
+//!    StatefulSets (not their volume claim templates), DaemonSets, Jobs (with the selector
+//!    and template labels their strategy generates), CronJobs, Pods, Services and Secrets
+//!    (and a Namespace's finalizer and phase), as testenv's server does (it runs without
+//!    the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount and token
+//!    volume), and stores every other kind as written (a PersistentVolumeClaim gets no
+//!    `volumeMode`, an Ingress no `pathType` default, ...). A custom
 //!    resource is pruned and defaulted by its CRD's schema as on the server (fields the
 //!    schema does not declare dropped, unless a node keeps unknown fields, a `null` where a
 //!    field is neither nullable nor defaulted dropped, defaults filled): on every write by

@@ -54,7 +54,7 @@ async fn post(client: &Client, path: &str, body: Value) -> Value {
 /// 1. Defaults only for some kinds: a Pod gets the defaults testenv's server gives it
 /// (testenv runs without the ServiceAccount admission plugin, and so does the fake: a
 /// cluster with it also sets the ServiceAccount and mounts its token volume), while kinds
-/// the fake does not default (a Job here) are stored as written.
+/// the fake does not default (a PersistentVolumeClaim here) are stored as written.
 #[tokio::test(flavor = "multi_thread")]
 async fn defaults_are_filled_for_some_kinds_only() {
     let env = TestEnv::connect().await;
@@ -70,15 +70,13 @@ async fn defaults_are_filled_for_some_kinds_only() {
     assert_eq!(real["status"], fake["status"]);
     assert!(real["spec"]["serviceAccountName"].is_null(), "{real}");
 
-    let jobs = format!("/apis/batch/v1/namespaces/{}/jobs", b.ns.name());
-    let job = json!({"metadata": {"name": "once"}, "spec": {"suspend": true,
-        "template": {"spec": {"restartPolicy": "Never",
-            "schedulerName": "kclient-differential-none",
-            "containers": [{"name": "once", "image": "once:1"}]}}}});
-    let real = post(&b.real, &jobs, job.clone()).await;
-    let fake = post(&b.fake, &jobs, job).await;
-    assert_eq!(real["spec"]["backoffLimit"], 6);
-    assert!(fake["spec"]["backoffLimit"].is_null(), "{fake}");
+    let claims = format!("/api/v1/namespaces/{}/persistentvolumeclaims", b.ns.name());
+    let claim = json!({"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    let real = post(&b.real, &claims, claim.clone()).await;
+    let fake = post(&b.fake, &claims, claim).await;
+    assert_eq!(real["spec"]["volumeMode"], "Filesystem");
+    assert!(fake["spec"]["volumeMode"].is_null(), "{fake}");
 }
 
 /// 2. A built-in kind's update entry marks only ObjectMeta's maps it created as owned

@@ -688,7 +688,10 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
     match value {
         Value::String(s) => {
             match key {
-                Some("uid") => *s = "UID".into(),
+                // A Job's generated selector and labels carry its uid.
+                Some("uid" | "controller-uid" | "batch.kubernetes.io/controller-uid") => {
+                    *s = "UID".into();
+                }
                 Some("creationTimestamp" | "deletionTimestamp" | "time" | "lastTransitionTime") => {
                     *s = "TIME".into();
                 }

@@ -275,6 +275,51 @@ fn defaulting_cases() -> Vec<Case> {
                 .q("fieldManager", "applier"),
             ],
         ),
+        case("defaults: a Job, its generated selector and labels", {
+            let jobs = "/apis/batch/v1/namespaces/{ns}/jobs";
+            let pod = |labels: Value| {
+                json!({"metadata": {"labels": labels}, "spec": {"restartPolicy": "Never",
+                    "schedulerName": "kclient-differential-none",
+                    "containers": [{"name": "app", "image": "app:1"}]}})
+            };
+            vec![
+                post(
+                    jobs,
+                    json!({"metadata": {"name": "plain"}, "spec": {"suspend": true,
+                        "template": pod(json!({"app": "j"}))}}),
+                ),
+                post(
+                    jobs,
+                    json!({"metadata": {"name": "parallel", "labels": {"own": "x"}},
+                        "spec": {"suspend": true, "parallelism": 2,
+                            "podFailurePolicy": {"rules": [{"action": "FailJob",
+                                "onExitCodes": {"operator": "In", "values": [42]}}]},
+                            "template": pod(json!({"app": "j"}))}}),
+                ),
+                post(
+                    jobs,
+                    json!({"metadata": {"name": "manual"}, "spec": {"suspend": true,
+                        "manualSelector": true, "completions": 3,
+                        "selector": {"matchLabels": {"app": "m"}},
+                        "template": pod(json!({"app": "m"}))}}),
+                ),
+                post(
+                    jobs,
+                    json!({"metadata": {"name": "indexed"}, "spec": {"suspend": true,
+                        "completionMode": "Indexed", "completions": 2,
+                        "backoffLimitPerIndex": 1, "template": pod(json!({}))}}),
+                ),
+            ]
+        }),
+        case(
+            "defaults: a CronJob",
+            vec![post(
+                "/apis/batch/v1/namespaces/{ns}/cronjobs",
+                json!({"metadata": {"name": "nightly"}, "spec": {"schedule": "0 3 * * *",
+                    "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure",
+                        "containers": [{"name": "app", "image": "app"}]}}}}}}),
+            )],
+        ),
         case(
             "defaults: a Deployment",
             vec![
