@@ -238,6 +238,13 @@ async fn kexec_prints_and_exits_as_kubectl_exec() {
         // saying nothing.
         let args = ["exec", "--", "echo", "hello"];
         let (end, stderr) = run_with_closed_stdout(cluster.kubectl(&[&["exec"][..], &args].concat()));
+        // kubectl's websocket reader may log a frame that reaches it after its stream closed
+        // (`websocket.go:296] Unknown stream id 1, discarding message`, seen once in CI): its
+        // own race, which says nothing about the output, so that line alone is left out.
+        let stderr: String = stderr
+            .lines()
+            .filter(|line| !line.contains("Unknown stream id"))
+            .collect();
         assert_eq!((end, stderr.as_str()), (ClosedPipeEnd::Sigpipe, ""));
         let (end, stderr) = run_with_closed_stdout(cluster.ours(env!("CARGO_BIN_EXE_kexec"), &args));
         assert_eq!((end, stderr.as_str()), (ClosedPipeEnd::Exited(141), ""));
