@@ -101,17 +101,53 @@ pub(crate) struct ListRequest {
 /// The server's Invalid error for `ListOptions` (its `ValidateListOptions`), each cause a
 /// `(type, field, message)`.
 fn invalid_list_options(causes: &[(&str, &str, String)]) -> Error {
-    let pairs: Vec<(&str, &str)> = causes.iter().map(|(_, f, m)| (*f, m.as_str())).collect();
-    let error = Error::new_invalid("meta.k8s.io", "ListOptions", "", &pairs);
+    invalid_with_reasons("meta.k8s.io", "ListOptions", "", causes)
+}
+
+/// The server's Invalid error with one cause per `(reason, field, message)`.
+fn invalid_with_reasons<F: AsRef<str>>(
+    group: &str,
+    kind: &str,
+    name: &str,
+    causes: &[(&str, F, String)],
+) -> Error {
+    let pairs: Vec<(&str, &str)> = causes
+        .iter()
+        .map(|(_, f, m)| (f.as_ref(), m.as_str()))
+        .collect();
+    let error = Error::new_invalid(group, kind, name, &pairs);
     let Some(mut status) = error.status().cloned() else {
         return error;
     };
     if let Some(details) = status.details.as_mut() {
-        for (cause, (kind, _, _)) in details.causes.iter_mut().zip(causes) {
-            cause.cause_type = (*kind).to_string();
+        for (cause, (reason, _, _)) in details.causes.iter_mut().zip(causes) {
+            cause.cause_type = (*reason).to_string();
         }
     }
     Error::from_status(status)
+}
+
+/// A custom resource checked by its schema (that of the version written through), as the
+/// server validates one on every write.
+fn validate_custom(
+    info: &ResourceInfo,
+    name: &str,
+    object: &Value,
+    status_only: bool,
+) -> Result<(), Error> {
+    let Some(schema) = &info.schema else {
+        return Ok(());
+    };
+    let causes = if status_only {
+        schema.validate_status(object)
+    } else {
+        schema.validate(object)
+    };
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let r = &info.api_resource;
+    Err(invalid_with_reasons(&r.group, &r.kind, name, &causes))
 }
 
 const FORBIDDEN: &str = "FieldValueForbidden";
@@ -1077,6 +1113,7 @@ impl ObjectTracker {
         }
         // Defaults count as written by the manager, as the server defaults while decoding.
         crate::defaults::apply(info, &mut obj, true);
+        validate_custom(info, &name, &obj, false)?;
         let written = written.cloned().unwrap_or_else(|| obj.clone());
         managed_fields::record(
             &mut obj,
@@ -1268,6 +1305,7 @@ impl ObjectTracker {
         }
         store_numbers(info, &mut new);
         crate::defaults::apply(info, &mut new, false);
+        validate_custom(info, name, &new, subresource == "status")?;
         info.to_storage(&mut new);
         drop_empty(info, &mut new);
         check_deletion_fields(info, name, &existing, &new)?;

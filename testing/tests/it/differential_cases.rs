@@ -252,6 +252,34 @@ fn defaulting_cases() -> Vec<Case> {
                 ]
             },
         ),
+        case("custom resources: every write is validated by the schema", {
+            let spec = |spec: Value| post(settings, setting("v", spec)).exact();
+            vec![
+                spec(json!({"replicas": "x"})),
+                spec(json!({"replicas": 1.5})),
+                spec(json!({"level": "mid"})),
+                spec(json!({"checks": [{"count": 1}]})),
+                spec(json!({"checks": [{"name": "a", "count": "many"}]})),
+                spec(json!({"nested": "flat"})),
+                // A float with no fraction is an integer; a number field takes one.
+                spec(json!({"replicas": 3.0, "level": "low", "checks": [{"name": "a"}]})),
+                patch(&s_path("v"), MERGE, json!({"spec": {"mode": 7}})).exact(),
+                put(
+                    &format!("{}/status", s_path("v")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                        "metadata": {"name": "v", "resourceVersion": "$rv:6"},
+                        "status": {"count": "x"}}),
+                )
+                .exact(),
+                patch(
+                    &s_path("v"),
+                    APPLY,
+                    setting("v", json!({"level": "none"})),
+                )
+                .q("fieldManager", "applier")
+                .exact(),
+            ]
+        }),
         case(
             "custom resources: an applied field the schema does not declare is refused",
             vec![
