@@ -6,12 +6,14 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-/// One JSON Patch operation.
+/// One JSON Patch operation: a JSON object with its `op` and that op's members (an array
+/// is refused, as the server's decoding refuses it, though serde would read one in order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
+#[serde(remote = "Self", tag = "op", rename_all = "lowercase")]
 pub enum JsonPatchOperation {
     /// Adds a value: inserts into an array (`-` appends), or sets an object member.
     Add {
@@ -56,6 +58,20 @@ pub enum JsonPatchOperation {
         /// The expected value.
         value: Value,
     },
+}
+
+impl Serialize for JsonPatchOperation {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        JsonPatchOperation::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonPatchOperation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // An object only: serde's derive would also read `["add", "/a", 1]` by position.
+        let members = Map::<String, Value>::deserialize(deserializer)?;
+        JsonPatchOperation::deserialize(Value::Object(members)).map_err(D::Error::custom)
+    }
 }
 
 /// A JSON Patch document: operations applied in order, all or nothing, with the server's
@@ -695,6 +711,32 @@ mod tests {
             assert_eq!(outcome, raw, "typed and JSON forms differ for {ops}");
         }
         raw
+    }
+
+    /// An operation is a JSON object, as the server decodes one: an array in the op's field
+    /// order, which serde's derive would read by position, is refused, so the typed form
+    /// refuses what `apply_json_patch` calls malformed (a finding of the json_patch fuzz
+    /// target, `fuzz/corpus/json_patch/regress-array-operation.json`).
+    #[test]
+    fn an_operation_is_an_object_not_an_array() {
+        let as_array = serde_json::from_value::<JsonPatch>(json!([["add", "/a", 1]]));
+        assert!(as_array.is_err(), "{as_array:?}");
+        assert!(serde_json::from_str::<JsonPatchOperation>(r#"["remove", "/a"]"#).is_err());
+        let op = JsonPatchOperation::Add {
+            path: "/a".into(),
+            value: json!(1),
+        };
+        let written = serde_json::to_value(&op).unwrap();
+        assert_eq!(written, json!({"op": "add", "path": "/a", "value": 1}));
+        assert_eq!(
+            serde_json::from_value::<JsonPatchOperation>(written).unwrap(),
+            op
+        );
+        assert!(
+            apply_json_patch(&json!({}), &json!([["add", "/a", 1]]))
+                .unwrap_err()
+                .is_malformed()
+        );
     }
 
     #[test]
