@@ -737,7 +737,31 @@ impl Fake {
             return;
         };
         let namespaced = spec["scope"].as_str() != Some("Cluster");
-        for version in spec["versions"].as_array().into_iter().flatten() {
+        let versions = spec["versions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        // Each version's schema, read once: the storage version's serves every version.
+        let schema_of = |version: &Value| {
+            let schema = &version["schema"]["openAPIV3Schema"];
+            schema
+                .is_object()
+                .then(|| Arc::new(crate::StructuralSchema::from_openapi_v3(schema)))
+        };
+        let schemas: Vec<Option<Arc<crate::StructuralSchema>>> =
+            versions.iter().map(schema_of).collect();
+        // Without a conversion webhook the server converts between versions by `apiVersion`
+        // alone: they serve the same objects.
+        let storage = versions
+            .iter()
+            .zip(&schemas)
+            .find(|(v, _)| v["storage"].as_bool() == Some(true))
+            .filter(|_| matches!(spec["conversion"]["strategy"].as_str(), None | Some("None")))
+            .map(|(v, schema)| crate::registry::StorageVersion {
+                api_version: format!("{group}/{}", v["name"].as_str().unwrap_or("")),
+                schema: schema.clone(),
+            });
+        for (version, schema) in versions.iter().zip(&schemas) {
             if version["served"].as_bool() == Some(false) {
                 continue;
             }
@@ -757,24 +781,8 @@ impl Fake {
             }
             let has_status = !version["subresources"]["status"].is_null();
             let mut custom = ResourceInfo::custom(api_resource, has_status);
-            // Without a conversion webhook the server converts between versions by
-            // `apiVersion` alone: they serve the same objects.
-            let storage = spec["versions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|v| v["storage"].as_bool() == Some(true));
-            if let Some(storage) = storage
-                .filter(|_| matches!(spec["conversion"]["strategy"].as_str(), None | Some("None")))
-            {
-                let schema = &storage["schema"]["openAPIV3Schema"];
-                custom.storage = Some(crate::registry::StorageVersion {
-                    api_version: format!("{group}/{}", storage["name"].as_str().unwrap_or("")),
-                    schema: schema
-                        .is_object()
-                        .then(|| Arc::new(crate::StructuralSchema::from_openapi_v3(schema))),
-                });
-            }
+            custom.schema = schema.clone();
+            custom.storage = storage.clone();
             custom.categories = names["categories"]
                 .as_array()
                 .into_iter()
@@ -788,10 +796,6 @@ impl Fake {
                 .filter_map(|f| f["jsonPath"].as_str())
                 .map(|p| p.trim_start_matches('.').to_string())
                 .collect();
-            let schema = &version["schema"]["openAPIV3Schema"];
-            if schema.is_object() {
-                custom = custom.with_schema(crate::StructuralSchema::from_openapi_v3(schema));
-            }
             let scale = &version["subresources"]["scale"];
             if let (Some(spec), Some(status)) = (
                 scale["specReplicasPath"].as_str(),

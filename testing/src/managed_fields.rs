@@ -152,12 +152,11 @@ fn is_item(item: &Value, key: &str) -> bool {
     };
     !fields.is_empty()
         && fields.iter().all(|(k, v)| {
-            // Stored items carry their defaults; a port's protocol is the one a built-in
-            // key field defaults.
+            // Stored items carry their defaults, but a built-in's stored as written.
             let mine = object
                 .get(k)
                 .cloned()
-                .or_else(|| (k == "protocol").then(|| json!("TCP")));
+                .or_else(|| crate::schema::built_in_key_default(k));
             mine.is_some_and(|mine| mine == *v)
         })
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::managed_fields::{item_key, path_string};
-use crate::schema::Schema;
+use crate::schema::{Schema, is_object_meta_field};
 
 /// What is wrong with `config` where server-side apply builds its typed object, one line
 /// per fault, as structured-merge-diff words them: a keyed list that cannot be keyed
@@ -64,45 +64,29 @@ fn check_map(
     path: &mut Vec<String>,
     out: &mut Vec<String>,
 ) {
+    let depth = path.len();
     for (k, v) in map {
         path.push(k.clone());
-        let undeclared = if object_root && (k == "apiVersion" || k == "kind") {
-            false
-        } else if object_root && k == "metadata" {
-            // Where a custom resource's schema is read, ObjectMeta takes its fields only.
-            let unknown = v.as_object().and_then(|m| {
-                m.keys()
-                    .find(|f| schema.is_custom() && !crate::schema::is_object_meta_field(f))
-            });
-            match unknown {
-                Some(field) => {
-                    path.push(field.clone());
-                    out.push(format!(
-                        "{}: field not declared in schema",
-                        path_string(path)
-                    ));
-                    path.pop();
-                    path.pop();
-                    return;
-                }
-                None => {
-                    check(v, Schema::object_meta(), path, out);
-                    false
-                }
-            }
-        } else if schema.undeclared(k) {
-            true
-        } else {
-            check(v, schema.member(k), path, out);
-            false
-        };
-        if undeclared {
+        let identity = object_root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata");
+        // Where a custom resource's schema is read, ObjectMeta takes its fields only.
+        let unknown_meta = (object_root && k == "metadata" && schema.is_custom())
+            .then(|| v.as_object()?.keys().find(|f| !is_object_meta_field(f)))
+            .flatten();
+        if let Some(field) = unknown_meta {
+            path.push(field.clone());
+        }
+        if unknown_meta.is_some() || (!identity && schema.undeclared(k)) {
             out.push(format!(
                 "{}: field not declared in schema",
                 path_string(path)
             ));
-            path.pop();
+            path.truncate(depth);
             return;
+        }
+        if object_root && k == "metadata" {
+            check(v, Schema::object_meta(), path, out);
+        } else if !identity {
+            check(v, schema.member(k), path, out);
         }
         path.pop();
     }

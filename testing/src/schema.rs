@@ -83,6 +83,12 @@ fn is_empty(value: &Value) -> bool {
     }
 }
 
+/// The default of a built-in list-map's key field `name`: a port's `protocol` (`TCP`) is
+/// the one key field the built-in kinds default.
+pub(crate) fn built_in_key_default(name: &str) -> Option<Value> {
+    (name == "protocol").then(|| Value::String("TCP".into()))
+}
+
 /// Whether `name` is a field of ObjectMeta.
 pub(crate) fn is_object_meta_field(name: &str) -> bool {
     OBJECT_META_FIELDS.contains(&name)
@@ -178,15 +184,8 @@ impl StructuralSchema {
     pub(crate) fn validate(&self, object: &Value) -> Vec<(&'static str, String, String)> {
         let mut out = Vec::new();
         if let Some(map) = object.as_object() {
-            self.check_required(map, "", "", &mut out);
-            for (k, v) in map {
-                if matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                    continue;
-                }
-                if let Some(field) = self.member(k) {
-                    field.check(v, ("", k), &mut out);
-                }
-            }
+            let identity = ["apiVersion", "kind", "metadata"];
+            self.check_fields(map, ("", ""), &identity, &mut out);
         }
         out
     }
@@ -199,14 +198,7 @@ impl StructuralSchema {
         if let (Some(schema), Some(status)) = (self.properties.get("status"), object.get("status"))
         {
             match status.as_object() {
-                Some(map) => {
-                    schema.check_required(map, "status.", "", &mut out);
-                    for (k, v) in map {
-                        if let Some(field) = schema.member(k) {
-                            field.check(v, ("status.", k), &mut out);
-                        }
-                    }
-                }
+                Some(map) => schema.check_fields(map, ("status.", ""), &[], &mut out),
                 None => schema.check(status, ("", "status"), &mut out),
             }
         }
@@ -284,14 +276,7 @@ impl StructuralSchema {
             ));
         }
         match value {
-            Value::Object(map) => {
-                self.check_required(map, prefix, path, out);
-                for (k, v) in map {
-                    if let Some(field) = self.member(k) {
-                        field.check(v, (prefix, &format!("{path}.{k}")), out);
-                    }
-                }
-            }
+            Value::Object(map) => self.check_fields(map, (prefix, path), &[], out),
             Value::Array(items) => {
                 if let Some(schema) = &self.items {
                     for (i, item) in items.iter().enumerate() {
@@ -300,6 +285,28 @@ impl StructuralSchema {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Checks an object's fields (but those in `skip`) and its required ones, the object at
+    /// `path` (`""` for the root).
+    fn check_fields(
+        &self,
+        map: &Map<String, Value>,
+        (prefix, path): (&str, &str),
+        skip: &[&str],
+        out: &mut Vec<(&'static str, String, String)>,
+    ) {
+        self.check_required(map, prefix, path, out);
+        for (k, v) in map.iter().filter(|(k, _)| !skip.contains(&k.as_str())) {
+            if let Some(field) = self.member(k) {
+                let child = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                field.check(v, (prefix, &child), out);
+            }
         }
     }
 
@@ -530,9 +537,7 @@ impl<'a> Schema<'a> {
     pub(crate) fn key_default(self, name: &str) -> Option<Value> {
         match self {
             Schema::Custom(n) => n.member(name).and_then(|f| f.default.clone()),
-            Schema::Struct(_) | Schema::Field(_) => {
-                (name == "protocol").then(|| Value::String("TCP".into()))
-            }
+            Schema::Struct(_) | Schema::Field(_) => built_in_key_default(name),
             Schema::Unknown => None,
         }
     }
