@@ -206,7 +206,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 229 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 232 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -228,11 +228,17 @@
 //!    field is neither nullable nor defaulted dropped, defaults filled): on every write by
 //!    the version written through and by the storage version, on every read by the storage
 //!    version's defaults and the read version's pruning. Every write is validated by the
-//!    schema of the version written through for each value's `type`, `enum` and the
-//!    `required` fields (422 with the server's causes; a write through `status` by the status
-//!    schema, as the server does), but not for bounds, lengths, patterns, formats, or CEL
-//!    rules (`x-kubernetes-validations`), and several faults are listed in name order where
-//!    the server's order varies. No `Warning` names the fields pruned.
+//!    schema of the version written through, as the server validates it (422 with the server's
+//!    causes and words; a write through `status` by the status schema): each value's `type`,
+//!    `enum`, bounds (`minimum`, `maximum`, `multipleOf`, an `int32` format), lengths,
+//!    `pattern` and string format, the sizes of lists and objects, `required` fields, and
+//!    the items of `set` lists and keys of `map` lists once each. What it leaves out: CEL
+//!    rules (`x-kubernetes-validations`; a write other checks refuse gets the server's note
+//!    that they were not checked), the formats `uri`, `email`, `duration`, `creditcard` and
+//!    `isbn` (unchecked), and ratcheting (the server lets an update keep a value that no
+//!    longer passes if it is unchanged; the fake checks every value again). Several faults
+//!    are listed in name order where the server's order varies. No `Warning` names the
+//!    fields pruned.
 //! 2. **A built-in kind's update entry marks fewer nodes**: an update's `managedFields`
 //!    entry keeps what its manager owned and gains the fields its write changed (a create:
 //!    every field), which the other entries lose, and entries left owning nothing go, as on

@@ -1,20 +1,26 @@
-//! What the server reads from a kind's schema besides validation: for server-side apply,
-//! how each list is keyed (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`) and which
-//! maps are atomic (`x-kubernetes-map-type`); for a custom resource, also which fields it
-//! keeps (pruning) and the defaults it fills. A built-in kind has the first in its generated
-//! patch metadata; a custom resource all of it in its CustomResourceDefinition's
-//! `openAPIV3Schema`, which [`StructuralSchema`] holds.
+//! What the server reads from a kind's schema: for server-side apply, how each list is
+//! keyed (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`) and which maps are atomic
+//! (`x-kubernetes-map-type`); for a custom resource, also which fields it keeps (pruning),
+//! the defaults it fills, and what it validates (`validation`, with the string formats in
+//! `formats`). A built-in kind has the first in its generated patch metadata; a custom
+//! resource all of it in its CustomResourceDefinition's `openAPIV3Schema`, which
+//! [`StructuralSchema`] holds.
 
 use std::collections::BTreeMap;
 
 use kclient_apimachinery::meta::FieldMeta;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// A node of a custom resource's structural schema, reduced to what the server reads from
-/// it besides validation: the node's properties (or the schema of its map values), the
-/// schema of its list items, its list and map types, its default, whether it is nullable,
-/// keeps unknown fields (`x-kubernetes-preserve-unknown-fields`) or is an embedded object
-/// (`x-kubernetes-embedded-resource`).
+mod formats;
+mod validation;
+
+use validation::Limits;
+
+/// A node of a custom resource's structural schema: the node's properties (or the schema
+/// of its map values), the schema of its list items, its list and map types, its default,
+/// whether it is nullable, keeps unknown fields (`x-kubernetes-preserve-unknown-fields`) or
+/// is an embedded object (`x-kubernetes-embedded-resource`), and what the server validates:
+/// type, `enum`, `required`, format, bounds, lengths, pattern and sizes (CEL rules aside).
 ///
 /// The fake reads one from each served version of a CustomResourceDefinition created
 /// through it; build one with [`StructuralSchema::from_openapi_v3`] for a resource
@@ -67,6 +73,11 @@ pub struct StructuralSchema {
     required: Vec<String>,
     /// `enum`: the values allowed.
     allowed: Option<Vec<Value>>,
+    /// The bounds on the value: format, range, lengths, pattern, sizes.
+    limits: Limits,
+    /// Whether this node or one below it has CEL rules (`x-kubernetes-validations`), which
+    /// the fake does not check.
+    rules: bool,
     /// Whether server-side apply takes any field here: the node, or one above it, keeps
     /// unknown fields, or it declares neither properties nor a schema for its values.
     open: bool,
@@ -116,8 +127,8 @@ const OBJECT_META_FIELDS: &[&str] = &[
 
 impl StructuralSchema {
     /// Reads an OpenAPI v3 schema, as a CRD version's `schema.openAPIV3Schema` holds it.
-    /// What is only validated (types, formats, bounds, patterns, rules) is left out; a node
-    /// that is not an object reads as a schema that says nothing.
+    /// CEL rules (`x-kubernetes-validations`) are left out; a node that is not an object
+    /// reads as a schema that says nothing.
     pub fn from_openapi_v3(schema: &Value) -> Self {
         StructuralSchema::read(schema, false)
     }
@@ -145,10 +156,19 @@ impl StructuralSchema {
         let any_additional = schema["additionalProperties"] == Value::Bool(true);
         let open =
             below || any_additional || (properties.is_empty() && additional_properties.is_none());
+        let items = nested("items");
+        let rules = schema["x-kubernetes-validations"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+            || properties.values().any(|p| p.rules)
+            || [&additional_properties, &items]
+                .into_iter()
+                .flatten()
+                .any(|s| s.rules);
         StructuralSchema {
             properties,
             additional_properties,
-            items: nested("items"),
+            items,
             list_type: text("x-kubernetes-list-type"),
             list_map_keys: schema["x-kubernetes-list-map-keys"]
                 .as_array()
@@ -172,160 +192,9 @@ impl StructuralSchema {
                 .filter_map(|r| r.as_str().map(str::to_owned))
                 .collect(),
             allowed: schema["enum"].as_array().cloned(),
+            limits: Limits::read(schema),
+            rules,
             open,
-        }
-    }
-
-    /// What the server's validation of a custom resource by its schema finds wrong with
-    /// `object`, one cause each (reason, field, message), in its words: a value of another
-    /// type than the schema's, a value outside an `enum`, a `required` field missing. (The
-    /// server lists several in the order it walks Go maps, which varies; the fake in name
-    /// order.) Bounds, patterns, formats and CEL rules are not checked.
-    pub(crate) fn validate(&self, object: &Value) -> Vec<(&'static str, String, String)> {
-        let mut out = Vec::new();
-        if let Some(map) = object.as_object() {
-            let identity = ["apiVersion", "kind", "metadata"];
-            self.check_fields(map, ("", ""), &identity, &mut out);
-        }
-        out
-    }
-
-    /// [`validate`](Self::validate) for a write through the `status` subresource, which the
-    /// server checks by the status schema alone: its messages name fields from `status`
-    /// down (`count in body`), its causes from the object's root (`status.count`).
-    pub(crate) fn validate_status(&self, object: &Value) -> Vec<(&'static str, String, String)> {
-        let mut out = Vec::new();
-        if let (Some(schema), Some(status)) = (self.properties.get("status"), object.get("status"))
-        {
-            match status.as_object() {
-                Some(map) => schema.check_fields(map, ("status.", ""), &[], &mut out),
-                None => schema.check(status, ("", "status"), &mut out),
-            }
-        }
-        out
-    }
-
-    /// Checks `value` at `path`; a cause's field is `prefix` and `path`, a message names
-    /// `path` alone.
-    fn check(
-        &self,
-        value: &Value,
-        (prefix, path): (&str, &str),
-        out: &mut Vec<(&'static str, String, String)>,
-    ) {
-        if value.is_null() {
-            // Pruning left only the nulls a schema allows.
-            return;
-        }
-        let actual = match value {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            // A float with no fraction (`3.0`, stored as a float64) is an integer to the
-            // server's check too.
-            Value::Number(n)
-                if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) =>
-            {
-                "integer"
-            }
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
-        let expected = if self.int_or_string {
-            Some("integer,string")
-        } else {
-            self.value_type.as_deref()
-        };
-        let fits = match expected {
-            None => true,
-            Some("integer,string") => matches!(actual, "integer" | "string"),
-            Some("number") => matches!(actual, "integer" | "number"),
-            Some(t) => t == actual,
-        };
-        if let Some(expected) = expected.filter(|_| !fits) {
-            out.push((
-                "FieldValueTypeInvalid",
-                format!("{prefix}{path}"),
-                format!(
-                    "Invalid value: {actual:?}: {path} in body must be of type {expected}: {actual:?}"
-                ),
-            ));
-            if expected == "integer" && actual == "number" {
-                out.push((
-                    "FieldValueInvalid",
-                    "<nil>".to_owned(),
-                    format!(
-                        "Invalid value: \"\": Checked value must be of type integer (default format) in {path}"
-                    ),
-                ));
-            }
-            return;
-        }
-        if let Some(allowed) = &self.allowed
-            && !allowed.contains(value)
-        {
-            let supported: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            out.push((
-                "FieldValueNotSupported",
-                format!("{prefix}{path}"),
-                format!(
-                    "Unsupported value: {value}: supported values: {}",
-                    supported.join(", ")
-                ),
-            ));
-        }
-        match value {
-            Value::Object(map) => self.check_fields(map, (prefix, path), &[], out),
-            Value::Array(items) => {
-                if let Some(schema) = &self.items {
-                    for (i, item) in items.iter().enumerate() {
-                        schema.check(item, (prefix, &format!("{path}[{i}]")), out);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Checks an object's fields (but those in `skip`) and its required ones, the object at
-    /// `path` (`""` for the root).
-    fn check_fields(
-        &self,
-        map: &Map<String, Value>,
-        (prefix, path): (&str, &str),
-        skip: &[&str],
-        out: &mut Vec<(&'static str, String, String)>,
-    ) {
-        self.check_required(map, prefix, path, out);
-        for (k, v) in map.iter().filter(|(k, _)| !skip.contains(&k.as_str())) {
-            if let Some(field) = self.member(k) {
-                let child = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                field.check(v, (prefix, &child), out);
-            }
-        }
-    }
-
-    fn check_required(
-        &self,
-        map: &Map<String, Value>,
-        prefix: &str,
-        path: &str,
-        out: &mut Vec<(&'static str, String, String)>,
-    ) {
-        for name in &self.required {
-            if !map.contains_key(name) {
-                let field = if path.is_empty() {
-                    format!("{prefix}{name}")
-                } else {
-                    format!("{prefix}{path}.{name}")
-                };
-                out.push(("FieldValueRequired", field, "Required value".to_owned()));
-            }
         }
     }
 

@@ -154,7 +154,9 @@ const FORBIDDEN: &str = "FieldValueForbidden";
 const NOT_SUPPORTED: &str = "FieldValueNotSupported";
 
 /// A custom resource's numbers as the server stores them (an int64 where the text is one,
-/// else a float64, see [`crate::numbers`]); built-in kinds are typed on the server.
+/// else a float64, see [`crate::numbers`]); built-in kinds are typed on the server. The
+/// server validates a write before it stores it, so it sees `1e6` as a float64 there
+/// (`Invalid value: 1e+06`) and stores `1000000`.
 fn store_numbers(info: &ResourceInfo, object: &mut Value) {
     if info.patch_fields.is_none() {
         crate::numbers::store(object);
@@ -1027,7 +1029,6 @@ impl ObjectTracker {
         refuse_resource_version: bool,
     ) -> Result<Value, Error> {
         check_type(info, &mut obj)?;
-        store_numbers(info, &mut obj);
         let r = &info.api_resource;
         let url_ns = namespace.unwrap_or("");
         {
@@ -1114,6 +1115,7 @@ impl ObjectTracker {
         // Defaults count as written by the manager, as the server defaults while decoding.
         crate::defaults::apply(info, &mut obj, true);
         validate_custom(info, &name, &obj, false)?;
+        store_numbers(info, &mut obj);
         let written = written.cloned().unwrap_or_else(|| obj.clone());
         managed_fields::record(
             &mut obj,
@@ -1303,9 +1305,9 @@ impl ObjectTracker {
         if subresource == "status" {
             pod_status_update(info, name, &existing, &mut new)?;
         }
-        store_numbers(info, &mut new);
         crate::defaults::apply(info, &mut new, false);
         validate_custom(info, name, &new, subresource == "status")?;
+        store_numbers(info, &mut new);
         info.to_storage(&mut new);
         drop_empty(info, &mut new);
         check_deletion_fields(info, name, &existing, &new)?;

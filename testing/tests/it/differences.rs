@@ -79,6 +79,50 @@ async fn defaults_are_filled_for_some_kinds_only() {
     assert!(fake["spec"]["volumeMode"].is_null(), "{fake}");
 }
 
+/// 1. A custom resource is validated by its CRD's schema on both, but for its CEL rules
+/// (`x-kubernetes-validations`), which only the server checks.
+#[tokio::test(flavor = "multi_thread")]
+async fn cel_rules_are_not_checked_in_the_fake() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    crate::differential::ensure_test_crds(&b.real).await;
+    let crd = crate::differential::test_crds()
+        .into_iter()
+        .find(|crd| crd["metadata"]["name"] == "gauges.diff.kclient.dev")
+        .expect("the Gauges CRD");
+    post(
+        &b.fake,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        crd,
+    )
+    .await;
+    let path = format!(
+        "/apis/diff.kclient.dev/v1/namespaces/{}/gauges",
+        b.ns.name()
+    );
+    let gauge = |spec: Value| {
+        json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
+            "metadata": {"name": "g"}, "spec": spec})
+    };
+    // A bound the schema sets is refused by both.
+    for client in [&b.real, &b.fake] {
+        let refused: Result<Value, _> = client
+            .post()
+            .abs_path(&path)
+            .json(&gauge(json!({"min": 0})))
+            .send()
+            .await;
+        let e = refused.expect_err("spec.min under its minimum");
+        assert!(e.is_invalid(), "{e}");
+    }
+    let ruled = gauge(json!({"ruled": 0}));
+    let real: Result<Value, _> = b.real.post().abs_path(&path).json(&ruled).send().await;
+    let e = real.expect_err("the server checks the rule");
+    assert!(e.is_invalid() && e.to_string().contains("self > 0"), "{e}");
+    let fake = post(&b.fake, &path, ruled).await;
+    assert_eq!(fake["spec"]["ruled"], 0);
+}
+
 /// 2. A built-in kind's update entry marks only ObjectMeta's maps it created as owned
 /// themselves: the server writes `".":{}` beside the fields of a ConfigMap's `data` that a
 /// create brought, as of its annotations; the fake only beside the annotations'. (Apply

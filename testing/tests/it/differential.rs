@@ -776,9 +776,10 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
 /// (with status and scale subresources), Sprockets (with `spec.color` and `spec.size`
 /// as selectable fields) and Settings (a status subresource, and a schema with defaults,
 /// nullable fields, a subtree that keeps unknown fields, an embedded object and a list-map
-/// with a defaulted key) and Paints (versions v1, stored, and v1beta1, whose schemas differ,
-/// without a conversion webhook).
-fn test_crds() -> Vec<Value> {
+/// with a defaulted key), Paints (versions v1, stored, and v1beta1, whose schemas differ,
+/// without a conversion webhook) and Gauges (a schema of bounds, lengths, patterns, sizes,
+/// formats and list types, and a status subresource).
+pub(crate) fn test_crds() -> Vec<Value> {
     let crd = |plural: &str, kind: &str, subresources: Value| {
         json!({
             "apiVersion": "apiextensions.k8s.io/v1",
@@ -859,6 +860,56 @@ fn test_crds() -> Vec<Value> {
             settings
         },
         {
+            let mut gauges = crd("gauges", "Gauge", json!({"status": {}}));
+            let text = |format: &str| json!({"type": "string", "format": format});
+            gauges["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+                "type": "object", "properties": {
+                "spec": {"type": "object", "properties": {
+                    "min": {"type": "integer", "minimum": 1},
+                    "max": {"type": "integer", "maximum": 10},
+                    "above": {"type": "integer", "minimum": 1, "exclusiveMinimum": true},
+                    "below": {"type": "number", "maximum": 10, "exclusiveMaximum": true},
+                    "triple": {"type": "integer", "multipleOf": 3},
+                    "half": {"type": "number", "multipleOf": 0.5},
+                    "small": {"type": "integer", "format": "int32"},
+                    "short": {"type": "string", "minLength": 2},
+                    "long": {"type": "string", "maxLength": 3},
+                    "word": {"type": "string", "pattern": "^[a-z]+\\d?$"},
+                    "few": {"type": "array", "minItems": 2, "items": {"type": "string"}},
+                    "many": {"type": "array", "maxItems": 2, "items": {"type": "string"}},
+                    "one": {"type": "array", "maxItems": 1, "items": {"type": "integer"}},
+                    "wide": {"type": "object", "minProperties": 2,
+                        "additionalProperties": {"type": "string"}},
+                    "narrow": {"type": "object", "maxProperties": 1,
+                        "additionalProperties": {"type": "string"}},
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                        "items": {"type": "string"}},
+                    "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["port", "protocol"],
+                        "items": {"type": "object", "required": ["port"], "properties": {
+                            "port": {"type": "integer"},
+                            "protocol": {"type": "string", "default": "TCP"}}}},
+                    "level": {"type": "integer", "enum": [1, 2]},
+                    "uid": text("uuid"),
+                    "at": text("date-time"),
+                    "day": text("date"),
+                    "data": text("byte"),
+                    "ip": text("ipv4"),
+                    "net": text("cidr"),
+                    "mac": text("mac"),
+                    "host": text("hostname"),
+                    "label": text("k8s-short-name"),
+                    "secret": text("password"),
+                    // A CEL rule, which the fake does not check (difference 1).
+                    "ruled": {"type": "integer",
+                        "x-kubernetes-validations": [{"rule": "self > 0"}]}}},
+                "status": {"type": "object", "properties": {
+                    "count": {"type": "integer", "minimum": 0},
+                    "names": {"type": "array", "x-kubernetes-list-type": "set",
+                        "items": {"type": "string"}}}}}});
+            gauges
+        },
+        {
             let mut paints = crd("paints", "Paint", json!({}));
             let version = |name: &str, storage: bool, spec: Value| {
                 json!({"name": name, "served": true, "storage": storage,
@@ -885,7 +936,7 @@ fn test_crds() -> Vec<Value> {
 }
 
 /// Creates the test CRDs unless they exist, and waits until each is Established and served.
-async fn ensure_test_crds(client: &Client) {
+pub(crate) async fn ensure_test_crds(client: &Client) {
     let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
     for crd in test_crds() {
         let name = crd["metadata"]["name"].as_str().unwrap().to_string();

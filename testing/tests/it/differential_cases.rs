@@ -79,10 +79,133 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(list_at_version_cases());
     all.extend(subresource_cases());
     all.extend(defaulting_cases());
+    all.extend(schema_validation_cases());
     all.extend(number_cases());
     all.extend(legacy_watch_cases());
     all.extend(evictions::eviction_budget_cases());
     all
+}
+
+/// A custom resource's schema validation beyond types, `enum` and `required`: bounds,
+/// lengths, patterns, sizes, formats and list types, one fault per request (the server
+/// lists the faults of several fields in the order it walks a Go map, which varies).
+fn schema_validation_cases() -> Vec<Case> {
+    let gauges = "/apis/diff.kclient.dev/v1/namespaces/{ns}/gauges";
+    let gauge = |spec: Value| {
+        json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
+            "metadata": {"name": "g"}, "spec": spec})
+    };
+    let refused = |spec: Value| post(gauges, gauge(spec)).exact();
+    vec![
+        case(
+            "custom resources: numbers are checked against the schema's bounds",
+            {
+                vec![
+                    refused(json!({"min": 0})),
+                    refused(json!({"max": 11})),
+                    refused(json!({"above": 1})),
+                    refused(json!({"below": 10})),
+                    // Floats as Go prints them: 1.2345675e+06, and 1e6 (a float64 when it is
+                    // validated) as 1e+06.
+                    refused(json!({"below": 1_234_567.5})),
+                    refused(json!({"below": 1e6})),
+                    refused(json!({"triple": 4})),
+                    refused(json!({"half": 0.3})),
+                    // An integer against a multipleOf under 1: 0 to the server, not positive.
+                    refused(json!({"half": 3})),
+                    refused(json!({"small": 3_000_000_000_i64})),
+                    // The type, the integer format and the bound, each a cause.
+                    refused(json!({"min": 0.5})),
+                    refused(json!({"max": 1e21})),
+                    refused(json!({"level": 3})),
+                    refused(json!({"level": "x"})),
+                    post(
+                        gauges,
+                        gauge(
+                            json!({"min": 1, "max": 10, "above": 2, "below": 9.5, "triple": 9,
+                        "half": 2.5, "small": 2_147_483_647, "level": 2}),
+                        ),
+                    ),
+                    patch(&format!("{gauges}/g"), MERGE, json!({"spec": {"min": 0}})).exact(),
+                    patch(&format!("{gauges}/g"), APPLY, gauge(json!({"max": 12})))
+                        .q("fieldManager", "applier")
+                        .exact(),
+                ]
+            },
+        ),
+        case(
+            "custom resources: strings are checked for length, pattern and format",
+            vec![
+                // Lengths count characters.
+                refused(json!({"short": "é"})),
+                refused(json!({"long": "abcd"})),
+                refused(json!({"long": 7})),
+                refused(json!({"word": "ab\n"})),
+                // Go's \d is ASCII only.
+                refused(json!({"word": "ab\u{663}"})),
+                refused(json!({"uid": "x"})),
+                refused(json!({"at": "2024-01-02"})),
+                refused(json!({"day": "2023-02-29"})),
+                refused(json!({"data": "abc"})),
+                refused(json!({"ip": "::1"})),
+                refused(json!({"net": "10.0.0.0/33"})),
+                refused(json!({"mac": "01:23:45:67:89"})),
+                refused(json!({"host": "-a"})),
+                refused(json!({"label": "A"})),
+                post(
+                    gauges,
+                    gauge(json!({"short": "ab", "long": "ééé", "word": "abc7",
+                        "uid": "123e4567-e89b-12d3-a456-426614174000",
+                        "at": "2024-01-02T03:04:05.5+01:00", "day": "2024-02-29",
+                        "data": "YR==", "ip": "010.0.0.1", "net": "::/0",
+                        "mac": "0123456789ab", "host": "a.example.com", "label": "a-1",
+                        "secret": "!!"})),
+                ),
+            ],
+        ),
+        case(
+            "custom resources: list and object sizes, and list types, are checked",
+            vec![
+                refused(json!({"few": ["x"]})),
+                refused(json!({"many": ["a", "b", "c"]})),
+                refused(json!({"one": [1, 2]})),
+                refused(json!({"wide": {"a": "b"}})),
+                refused(json!({"narrow": {"a": "1", "b": "2"}})),
+                refused(json!({"tags": ["a", "b", "a", "b", "a"]})),
+                // The key with its default (protocol TCP) is the same as the first.
+                refused(
+                    json!({"ports": [{"port": 80}, {"port": 80, "protocol": "TCP"},
+                    {"port": 80, "protocol": "UDP"}]}),
+                ),
+                refused(json!({"ports": [{"protocol": "TCP"}, {"protocol": "TCP"}]})),
+                post(
+                    gauges,
+                    gauge(json!({"few": ["x", "x"], "many": ["a", "b"], "one": [1],
+                        "wide": {"a": "1", "b": "2"}, "narrow": {},
+                        "tags": ["a", "b"], "ports": [{"port": 80}, {"port": 81}]})),
+                ),
+                put(
+                    &format!("{gauges}/g/status"),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:8"},
+                        "status": {"count": -1}}),
+                )
+                .exact(),
+                put(
+                    &format!("{gauges}/g/status"),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:8"},
+                        "status": {"count": 0, "names": ["a", "a"]}}),
+                )
+                .exact(),
+                patch(
+                    &format!("{gauges}/g/status"),
+                    MERGE,
+                    json!({"status": {"count": 2, "names": ["a", "b"]}}),
+                ),
+            ],
+        ),
+    ]
 }
 
 fn defaulting_cases() -> Vec<Case> {

@@ -1,0 +1,691 @@
+//! A custom resource validated by its CRD's schema, as kube-apiserver validates one on every
+//! write, in its words: first the OpenAPI checks of each node (type; a string's length,
+//! pattern and format; a number's range, `multipleOf` and bounds; a list's items and size;
+//! `enum`; an object's size, required fields and fields), then the list types (`set` items
+//! and `map` keys unique). Every cause is (reason, field, message).
+//!
+//! What the fake leaves out: CEL rules (`x-kubernetes-validations`; where a schema has
+//! them, a write the other checks refuse gets the server's note that its rules were not
+//! checked, as on the server), the formats named in
+//! [`formats`](super::formats), and ratcheting (on an update the server drops errors of
+//! values left as they were; the fake checks every value again). The server lists several
+//! causes in the order it walks Go maps, which varies; the fake lists an object's fields
+//! in name order.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+use serde_json::{Map, Number, Value};
+
+use super::{StructuralSchema, formats};
+
+/// One cause of a refusal: reason, field, message.
+pub(crate) type Cause = (&'static str, String, String);
+
+const INVALID: &str = "FieldValueInvalid";
+const TYPE_INVALID: &str = "FieldValueTypeInvalid";
+
+/// The bounds a schema node sets on its value, beyond its type and `enum`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Limits {
+    /// `format`, as written.
+    format: Option<String>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    exclusive_minimum: bool,
+    exclusive_maximum: bool,
+    multiple_of: Option<f64>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    pattern: Option<Pattern>,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+    min_properties: Option<u64>,
+    max_properties: Option<u64>,
+}
+
+/// A `pattern`, compiled once; `None` when the regex crate does not take what Go's
+/// `regexp` does, and then not checked.
+#[derive(Debug, Clone)]
+struct Pattern {
+    source: String,
+    regex: Option<Regex>,
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Limits {
+    /// Reads a node's limits from its OpenAPI v3 schema.
+    pub(super) fn read(schema: &Value) -> Self {
+        let number = |key: &str| schema[key].as_f64();
+        let count = |key: &str| schema[key].as_u64();
+        let flag = |key: &str| schema[key].as_bool() == Some(true);
+        Limits {
+            format: schema["format"].as_str().map(str::to_owned),
+            minimum: number("minimum"),
+            maximum: number("maximum"),
+            exclusive_minimum: flag("exclusiveMinimum"),
+            exclusive_maximum: flag("exclusiveMaximum"),
+            multiple_of: number("multipleOf"),
+            min_length: count("minLength"),
+            max_length: count("maxLength"),
+            pattern: schema["pattern"].as_str().map(|p| Pattern {
+                source: p.to_owned(),
+                regex: Regex::new(&ascii_classes(p)).ok(),
+            }),
+            min_items: count("minItems"),
+            max_items: count("maxItems"),
+            min_properties: count("minProperties"),
+            max_properties: count("maxProperties"),
+        }
+    }
+}
+
+/// A Go pattern for the regex crate: Go's `\d`, `\w` and `\s` (also inside a class) match
+/// ASCII only, the regex crate's any script, so they become ASCII classes.
+fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('d') => out.push_str("[0-9]"),
+            Some('D') => out.push_str("[^0-9]"),
+            Some('w') => out.push_str("[0-9A-Za-z_]"),
+            Some('W') => out.push_str("[^0-9A-Za-z_]"),
+            Some('s') => out.push_str(r"[\t\n\f\r ]"),
+            Some('S') => out.push_str(r"[^\t\n\f\r ]"),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+impl StructuralSchema {
+    /// What the server's validation of a custom resource by its schema finds wrong with
+    /// `object` (see the module docs).
+    pub(crate) fn validate(&self, object: &Value) -> Vec<Cause> {
+        let mut out = Vec::new();
+        if let Some(map) = object.as_object() {
+            let identity = ["apiVersion", "kind", "metadata"];
+            self.check_object(map, ("", ""), &identity, &mut out);
+            for (k, v) in map.iter().filter(|(k, _)| !identity.contains(&k.as_str())) {
+                if let Some(field) = self.member(k) {
+                    field.check_list_types(v, k, &mut out);
+                }
+            }
+        }
+        self.note_rules_unchecked(&mut out);
+        out
+    }
+
+    /// The server's last cause when a schema has CEL rules and another check found the
+    /// object of the wrong shape for them (a wrong type, a missing field, a value outside
+    /// an `enum`, too long or too many): it then skips the rules, and says so.
+    fn note_rules_unchecked(&self, out: &mut Vec<Cause>) {
+        let blocking = [
+            "FieldValueNotSupported",
+            "FieldValueRequired",
+            "FieldValueTooLong",
+            "FieldValueTooMany",
+            TYPE_INVALID,
+        ];
+        if self.rules && out.iter().any(|(reason, _, _)| blocking.contains(reason)) {
+            out.push((
+                INVALID,
+                "<nil>".to_owned(),
+                "Invalid value: null: some validation rules were not checked because the \
+                 object was invalid; correct the existing errors to complete validation"
+                    .to_owned(),
+            ));
+        }
+    }
+
+    /// [`validate`](Self::validate) for a write through the `status` subresource, which the
+    /// server checks by the status schema alone: its messages name fields from `status`
+    /// down (`count in body`), its causes from the object's root (`status.count`).
+    pub(crate) fn validate_status(&self, object: &Value) -> Vec<Cause> {
+        let mut out = Vec::new();
+        if let (Some(schema), Some(status)) = (self.properties.get("status"), object.get("status"))
+        {
+            match status.as_object() {
+                Some(map) => schema.check_object(map, ("status.", ""), &[], &mut out),
+                None => schema.check(status, ("", "status"), &mut out),
+            }
+            schema.check_list_types(status, "status", &mut out);
+        }
+        self.note_rules_unchecked(&mut out);
+        out
+    }
+
+    /// Checks `value` at `path` as the server's OpenAPI validator does, every check that
+    /// applies to a value of its kind in its order; a cause's field is `prefix` and `path`,
+    /// a message names `path` alone.
+    fn check(&self, value: &Value, (prefix, path): (&str, &str), out: &mut Vec<Cause>) {
+        if value.is_null() {
+            // Pruning left only the nulls a schema allows.
+            return;
+        }
+        let field = format!("{prefix}{path}");
+        self.check_type(value, &field, path, out);
+        match value {
+            Value::String(s) => {
+                self.check_string(s, &field, path, out);
+                self.check_format(s, &field, path, out);
+            }
+            Value::Number(n) => self.check_number(n, &field, path, out),
+            Value::Array(items) => {
+                if let Some(schema) = &self.items {
+                    for (i, item) in items.iter().enumerate() {
+                        schema.check(item, (prefix, &format!("{path}[{i}]")), out);
+                    }
+                }
+                let size = items.len() as u64;
+                if let Some(min) = self.limits.min_items.filter(|min| size < *min) {
+                    let message = format!("{path} in body should have at least {min} items");
+                    out.push((INVALID, field.clone(), invalid(&size.into(), &message)));
+                }
+                if let Some(max) = self.limits.max_items.filter(|max| size > *max) {
+                    out.push(too_many(&field, size, max));
+                }
+            }
+            _ => {}
+        }
+        if let Some(allowed) = &self.allowed
+            && !allowed.contains(value)
+        {
+            // Each allowed value printed (`%v`), then quoted: `"1", "2"`.
+            let supported: Vec<String> = allowed
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => go_quote(s),
+                    Value::Null => go_quote("<nil>"),
+                    other => go_quote(&go_value(other)),
+                })
+                .collect();
+            out.push((
+                "FieldValueNotSupported",
+                field.clone(),
+                format!(
+                    "Unsupported value: {}: supported values: {}",
+                    go_value(value),
+                    supported.join(", ")
+                ),
+            ));
+        }
+        if let Value::Object(map) = value {
+            self.check_object(map, (prefix, path), &[], out);
+        }
+    }
+
+    /// The type check: a value of another JSON type than the schema's. A float with no
+    /// fraction (`3.0`, a float64 to the server) is an integer to it too.
+    fn check_type(&self, value: &Value, field: &str, path: &str, out: &mut Vec<Cause>) {
+        let actual = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.as_f64().is_some_and(is_json_integer) => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        let expected = if self.int_or_string {
+            Some("integer,string")
+        } else {
+            self.value_type.as_deref()
+        };
+        let fits = match expected {
+            None => true,
+            Some("integer,string") => matches!(actual, "integer" | "string"),
+            Some("number") => matches!(actual, "integer" | "number"),
+            Some(t) => t == actual,
+        };
+        if let Some(expected) = expected.filter(|_| !fits) {
+            out.push((
+                TYPE_INVALID,
+                field.to_owned(),
+                format!(
+                    "Invalid value: {actual:?}: {path} in body must be of type {expected}: {actual:?}"
+                ),
+            ));
+        }
+    }
+
+    /// `maxLength`, `minLength` and `pattern`, in that order, the first that fails only.
+    /// Lengths count characters, as the server does (its message says bytes).
+    fn check_string(&self, s: &str, field: &str, path: &str, out: &mut Vec<Cause>) {
+        let limits = &self.limits;
+        let length = s.chars().count() as u64;
+        if let Some(max) = limits.max_length.filter(|max| length > *max) {
+            let message = format!("Too long: may not be more than {max} bytes");
+            out.push(("FieldValueTooLong", field.to_owned(), message));
+        } else if let Some(min) = limits.min_length.filter(|min| length < *min) {
+            let message = format!("{path} in body should be at least {min} chars long");
+            out.push((INVALID, field.to_owned(), invalid(&s.into(), &message)));
+        } else if let Some(Pattern {
+            source,
+            regex: Some(regex),
+        }) = &limits.pattern
+            && !regex.is_match(s)
+        {
+            let message = format!("{path} in body should match '{source}'");
+            out.push((INVALID, field.to_owned(), invalid(&s.into(), &message)));
+        }
+    }
+
+    fn check_format(&self, s: &str, field: &str, path: &str, out: &mut Vec<Cause>) {
+        let Some(format) = &self.limits.format else {
+            return;
+        };
+        if formats::conforms(format, s) == Some(false) {
+            let quoted = go_quote(s);
+            out.push((
+                TYPE_INVALID,
+                field.to_owned(),
+                format!(
+                    "Invalid value: {quoted}: {path} in body must be of type {format}: {quoted}"
+                ),
+            ));
+        }
+    }
+
+    /// The server's number checks: that the value fits the type and format (`int32`), then
+    /// `multipleOf`, `minimum`, `maximum`. An int64 value is compared with each bound as
+    /// an int64 (Go's conversion, which truncates: so a `multipleOf` under 1 is 0 to an
+    /// integer, which the server refuses as not positive).
+    fn check_number(&self, n: &Number, field: &str, path: &str, out: &mut Vec<Cause>) {
+        let limits = &self.limits;
+        let format = limits.format.as_deref().unwrap_or("");
+        let value_type = self.value_type.as_deref().unwrap_or("");
+        let text = match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => format!("{}", n.as_f64().unwrap_or(0.0)),
+        };
+        if let Some(message) = out_of_range(&text, value_type, format, "Checked", path) {
+            out.push((INVALID, "<nil>".to_owned(), message));
+        }
+        let data = n.as_f64().unwrap_or(0.0);
+        let value = Value::Number(n.clone());
+        // Each bound is first checked against the type and format itself; one that does
+        // not fit is compared as a float64.
+        let native = |bound: f64, prefix: &str, out: &mut Vec<Cause>| {
+            let text = format!("{bound}");
+            match out_of_range(&text, value_type, format, prefix, path) {
+                Some(message) => {
+                    out.push((INVALID, "<nil>".to_owned(), message));
+                    None
+                }
+                None => n.as_i64(),
+            }
+        };
+        if let Some(factor) = limits.multiple_of {
+            match native(factor, "MultipleOf", out) {
+                Some(i) => {
+                    let factor = factor as i64;
+                    if factor <= 0 {
+                        let message = format!(
+                            "factor MultipleOf declared for {path} must be positive: {factor}"
+                        );
+                        out.push((INVALID, field.to_owned(), invalid(&factor.into(), &message)));
+                    } else if i % factor != 0 {
+                        let message = format!("{path} in body should be a multiple of {factor}");
+                        out.push((INVALID, field.to_owned(), invalid(&value, &message)));
+                    }
+                }
+                None => {
+                    let mult = if factor < 1.0 {
+                        1.0 / factor * data
+                    } else {
+                        data / factor
+                    };
+                    if !is_json_integer(mult) {
+                        let message =
+                            format!("{path} in body should be a multiple of {}", go_g(factor));
+                        out.push((INVALID, field.to_owned(), invalid(&value, &message)));
+                    }
+                }
+            }
+        }
+        let bounds = [
+            (
+                limits.minimum,
+                limits.exclusive_minimum,
+                "Minimum boundary",
+                true,
+            ),
+            (
+                limits.maximum,
+                limits.exclusive_maximum,
+                "Maximum boundary",
+                false,
+            ),
+        ];
+        for (bound, exclusive, prefix, lower) in bounds {
+            let Some(bound) = bound else {
+                continue;
+            };
+            let (fails, shown) = match native(bound, prefix, out) {
+                Some(i) => {
+                    let b = bound as i64;
+                    let fails = match (lower, exclusive) {
+                        (true, false) => i < b,
+                        (true, true) => i <= b,
+                        (false, false) => i > b,
+                        (false, true) => i >= b,
+                    };
+                    (fails, b.to_string())
+                }
+                None => {
+                    let fails = match (lower, exclusive) {
+                        (true, false) => data < bound,
+                        (true, true) => data <= bound,
+                        (false, false) => data > bound,
+                        (false, true) => data >= bound,
+                    };
+                    (fails, go_g(bound))
+                }
+            };
+            if fails {
+                let relation = match (lower, exclusive) {
+                    (true, false) => "greater than or equal to",
+                    (true, true) => "greater than",
+                    (false, false) => "less than or equal to",
+                    (false, true) => "less than",
+                };
+                let message = format!("{path} in body should be {relation} {shown}");
+                out.push((INVALID, field.to_owned(), invalid(&value, &message)));
+            }
+        }
+    }
+
+    /// Checks an object at `path` (`""` for the root): its size, its required fields, and
+    /// its fields but those in `skip`.
+    fn check_object(
+        &self,
+        map: &Map<String, Value>,
+        (prefix, path): (&str, &str),
+        skip: &[&str],
+        out: &mut Vec<Cause>,
+    ) {
+        let field = format!("{prefix}{path}");
+        let size = map.len() as u64;
+        if let Some(min) = self.limits.min_properties.filter(|min| size < *min) {
+            let message = format!("{path} in body should have at least {min} properties");
+            out.push((INVALID, field.clone(), invalid(&size.into(), &message)));
+        }
+        if let Some(max) = self.limits.max_properties.filter(|max| size > *max) {
+            out.push(too_many(&field, size, max));
+        }
+        for name in &self.required {
+            if !map.contains_key(name) {
+                out.push((
+                    "FieldValueRequired",
+                    join(&field, name),
+                    "Required value".to_owned(),
+                ));
+            }
+        }
+        for (k, v) in map.iter().filter(|(k, _)| !skip.contains(&k.as_str())) {
+            if let Some(schema) = self.member(k) {
+                schema.check(v, (prefix, &join(path, k)), out);
+            }
+        }
+    }
+
+    /// The list types' check, after the OpenAPI checks: each item of a `set` and each key
+    /// of a `map` list once. A repeated one is named at its second place only.
+    fn check_list_types(&self, value: &Value, path: &str, out: &mut Vec<Cause>) {
+        match value {
+            Value::Array(items) => {
+                let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+                for (i, item) in items.iter().enumerate() {
+                    let shown = match self.list_type.as_deref() {
+                        Some("set") => go_value(item),
+                        Some("map") => {
+                            let Some(fields) = item.as_object() else {
+                                continue;
+                            };
+                            let key: Map<String, Value> = self
+                                .list_map_keys
+                                .iter()
+                                .filter_map(|k| Some((k.clone(), fields.get(k)?.clone())))
+                                .collect();
+                            go_json(&Value::Object(key))
+                        }
+                        _ => break,
+                    };
+                    // A scalar's type is part of it, as in Go's map of them: 1 and 1.0 differ.
+                    let identity = format!("{}{}", item.is_f64(), shown);
+                    let times = seen.entry(identity).or_default();
+                    *times += 1;
+                    if *times == 2 {
+                        let message = format!("Duplicate value: {shown}");
+                        out.push(("FieldValueDuplicate", format!("{path}[{i}]"), message));
+                    }
+                }
+                if let Some(schema) = &self.items {
+                    for (i, item) in items.iter().enumerate() {
+                        schema.check_list_types(item, &format!("{path}[{i}]"), out);
+                    }
+                }
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if let Some(schema) = self.member(k) {
+                        schema.check_list_types(v, &join(path, k), out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `path.name`, or `name` at the root.
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// An `Invalid value` message: the value as Go prints it, then what is wrong.
+fn invalid(value: &Value, message: &str) -> String {
+    format!("Invalid value: {}: {message}", go_value(value))
+}
+
+/// `Too many`, as the server words a list or object over its size.
+fn too_many(field: &str, size: u64, max: u64) -> Cause {
+    let items = if max == 1 { "item" } else { "items" };
+    (
+        "FieldValueTooMany",
+        field.to_owned(),
+        format!("Too many: {size}: must have at most {max} {items}"),
+    )
+}
+
+/// Whether a number, written as `text` (plain decimal), fits the type and format: an
+/// integer type takes the integers of its format (`int32`, `uint32`, `uint64`, else
+/// int64), a number type of format `float` those a float32 holds. When not, the server's
+/// message, which it gives with no field.
+fn out_of_range(
+    text: &str,
+    value_type: &str,
+    format: &str,
+    prefix: &str,
+    path: &str,
+) -> Option<String> {
+    let fits = match (value_type, format) {
+        ("integer", "int32") => text.parse::<i32>().is_ok(),
+        ("integer", "uint32") => text.parse::<u32>().is_ok(),
+        ("integer", "uint64") => text.parse::<u64>().is_ok(),
+        ("integer", _) => text.parse::<i64>().is_ok(),
+        (_, "float" | "float32") => text.parse::<f32>().is_ok_and(f32::is_finite),
+        _ => true,
+    };
+    if fits {
+        return None;
+    }
+    let value_type = if value_type == "integer" {
+        "integer"
+    } else {
+        "number"
+    };
+    let format = if format.is_empty() {
+        "(default format)".to_owned()
+    } else {
+        format!("with format {format}")
+    };
+    Some(format!(
+        "Invalid value: \"\": {prefix} value must be of type {value_type} {format} in {path}"
+    ))
+}
+
+/// Whether a float64 counts as an integer to the server's checks (go-openapi's
+/// `IsFloat64AJSONInteger`): within ±(2^53 - 1), and whole, or nearly (a relative
+/// difference under 1e-9).
+fn is_json_integer(f: f64) -> bool {
+    const MAX: f64 = 9_007_199_254_740_991.0;
+    if !f.is_finite() || !(-MAX..=MAX).contains(&f) {
+        return false;
+    }
+    if f == f.trunc() {
+        return true;
+    }
+    let g = f.trunc();
+    f > 0.0 && g != 0.0 && (f - g).abs() / (f.abs() + g.abs()) < 1e-9
+}
+
+/// A value as the server's field errors print it: a string quoted as Go's `%q` does, a
+/// number or boolean as Go's `%v`, anything else as JSON.
+pub(crate) fn go_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => go_quote(s),
+        // An int64 stays one; anything else is a float64 to the server.
+        Value::Number(n) if n.is_i64() => n.to_string(),
+        Value::Number(n) => go_g(n.as_f64().unwrap_or(0.0)),
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(_) | Value::Object(_) => go_json(value),
+    }
+}
+
+/// JSON as Go's `encoding/json` writes it: its float format, and `<`, `>` and `&`
+/// escaped.
+fn go_json(value: &Value) -> String {
+    String::from_utf8_lossy(&crate::numbers::to_vec(value))
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// A float64 as Go's `%v` prints it (`%g` with the fewest digits): with an exponent of at
+/// least two digits below 1e-4 and from 1e6 (`1e+06`, `1.2345675e+06`, `1e-05`), in plain
+/// decimal between (`123456.5`).
+fn go_g(f: f64) -> String {
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".to_owned()
+        } else if f > 0.0 {
+            "+Inf".to_owned()
+        } else {
+            "-Inf".to_owned()
+        };
+    }
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if f == 0.0 || (-4..6).contains(&exponent) {
+        return format!("{f}");
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
+}
+
+/// A string quoted as Go's `%q` does: `\"`, `\\` and the C escapes, other control
+/// characters as `\xNN` or `\uNNNN`, and the rest as is. (Go also escapes the Unicode
+/// format characters, such as a zero-width space, which the fake prints as they are.)
+fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() || (c.is_whitespace() && c != ' ') => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ascii_classes, go_g, go_quote, is_json_integer};
+
+    #[test]
+    fn floats_print_as_gos_percent_v() {
+        for (f, want) in [
+            (0.3, "0.3"),
+            (10.0, "10"),
+            (1e21, "1e+21"),
+            (1e6, "1e+06"),
+            (1234567.5, "1.2345675e+06"),
+            (123456.5, "123456.5"),
+            (1e-5, "1e-05"),
+            (1e-4, "0.0001"),
+            (-2.5e300, "-2.5e+300"),
+        ] {
+            assert_eq!(go_g(f), want, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn strings_quote_as_gos_percent_q() {
+        assert_eq!(go_quote("a\"b\\"), r#""a\"b\\""#);
+        assert_eq!(go_quote("ab\n\u{1}é"), r#""ab\n\x01é""#);
+        assert_eq!(go_quote("\u{a0}"), r#""\u00a0""#);
+    }
+
+    #[test]
+    fn go_perl_classes_are_ascii() {
+        assert_eq!(
+            ascii_classes(r"^\d+[\w.]\\d$"),
+            r"^[0-9]+[[0-9A-Za-z_].]\\d$"
+        );
+        let re = regex::Regex::new(&ascii_classes(r"^\d$")).unwrap();
+        assert!(re.is_match("7") && !re.is_match("٧"));
+    }
+
+    #[test]
+    fn json_integers_are_whole_floats_within_53_bits() {
+        assert!(is_json_integer(3.0) && is_json_integer(-3.0));
+        assert!(!is_json_integer(1.5) && !is_json_integer(1e17) && !is_json_integer(f64::NAN));
+    }
+}
