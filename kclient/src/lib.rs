@@ -43,6 +43,7 @@
 //! | `apply`      | server-side apply configurations of the enabled groups in `api::applyconfigurations` (client-go's `applyconfigurations`), which `Api::apply` takes; about triples `kclient-api`'s build time, not in `default` |
 //! | `schema`     | `client` + CRD schemas from Rust types: `kubernetes::structural_schema` and `CustomResource::crd_from_type` turn a `#[derive(JsonSchema)]` (schemars, re-exported as `kubernetes::schemars`: give the derive `#[schemars(crate = "kclient::kubernetes::schemars")]` or depend on schemars yourself) into the structural schema the API server requires, as controller-gen does for Go types, and gives `api`'s types their schemas (a spec can embed a `PodTemplateSpec`); not in `default` |
 //! | `testing`    | `client` + `testing`: client-go's `kubernetes/fake`, an in-memory API server under the real clients (compiles every API group) |
+//! | `testing-cel` | `testing`, whose fake also evaluates custom resources' CEL rules (`x-kubernetes-validations`; the `cel` crate) |
 //! | `envtest`    | `client` + `envtest`: controller-runtime's envtest, a real local kube-apiserver started from tests |
 //! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |
 //! | `all`        | every API group (their GA versions)                                          |

@@ -12,6 +12,8 @@ use kclient_apimachinery::meta::FieldMeta;
 use serde_json::Value;
 
 mod formats;
+#[cfg(feature = "cel")]
+mod rules;
 mod validation;
 
 use validation::Limits;
@@ -75,9 +77,11 @@ pub struct StructuralSchema {
     allowed: Option<Vec<Value>>,
     /// The bounds on the value: format, range, lengths, pattern, sizes.
     limits: Limits,
-    /// Whether this node or one below it has CEL rules (`x-kubernetes-validations`), which
-    /// the fake does not check.
+    /// Whether this node or one below it has CEL rules (`x-kubernetes-validations`).
     rules: bool,
+    /// This node's CEL rules, compiled (feature `cel`).
+    #[cfg(feature = "cel")]
+    cel: Vec<rules::Rule>,
     /// Whether server-side apply takes any field here: the node, or one above it, keeps
     /// unknown fields, or it declares neither properties nor a schema for its values.
     open: bool,
@@ -194,6 +198,8 @@ impl StructuralSchema {
             allowed: schema["enum"].as_array().cloned(),
             limits: Limits::read(schema),
             rules,
+            #[cfg(feature = "cel")]
+            cel: rules::Rule::read_all(schema),
             open,
         }
     }

@@ -132,16 +132,16 @@ fn invalid_with_reasons<F: AsRef<str>>(
 fn validate_custom(
     info: &ResourceInfo,
     name: &str,
-    object: &Value,
+    (object, old): (&Value, Option<&Value>),
     status_only: bool,
 ) -> Result<(), Error> {
     let Some(schema) = &info.schema else {
         return Ok(());
     };
     let causes = if status_only {
-        schema.validate_status(object)
+        schema.validate_status(object, old)
     } else {
-        schema.validate(object)
+        schema.validate(object, old)
     };
     if causes.is_empty() {
         return Ok(());
@@ -1114,7 +1114,7 @@ impl ObjectTracker {
         }
         // Defaults count as written by the manager, as the server defaults while decoding.
         crate::defaults::apply(info, &mut obj, true);
-        validate_custom(info, &name, &obj, false)?;
+        validate_custom(info, &name, (&obj, None), false)?;
         store_numbers(info, &mut obj);
         let written = written.cloned().unwrap_or_else(|| obj.clone());
         managed_fields::record(
@@ -1306,7 +1306,8 @@ impl ObjectTracker {
             pod_status_update(info, name, &existing, &mut new)?;
         }
         crate::defaults::apply(info, &mut new, false);
-        validate_custom(info, name, &new, subresource == "status")?;
+        let old = view.as_ref().unwrap_or(&existing);
+        validate_custom(info, name, (&new, Some(old)), subresource == "status")?;
         store_numbers(info, &mut new);
         info.to_storage(&mut new);
         drop_empty(info, &mut new);

@@ -4,9 +4,10 @@
 //! `enum`; an object's size, required fields and fields), then the list types (`set` items
 //! and `map` keys unique). Every cause is (reason, field, message).
 //!
-//! What the fake leaves out: CEL rules (`x-kubernetes-validations`; where a schema has
-//! them, a write the other checks refuse gets the server's note that its rules were not
-//! checked, as on the server), the formats named in
+//! CEL rules (`x-kubernetes-validations`) come last, with the feature `cel` (see `rules`);
+//! where a schema has them, a write the other checks refuse gets the server's note that its
+//! rules were not checked instead, with the feature or without. What the fake leaves out:
+//! CEL rules without the feature, the formats named in
 //! [`formats`](super::formats), and ratcheting (on an update the server drops errors of
 //! values left as they were; the fake checks every value again). The server lists several
 //! causes in the order it walks Go maps, which varies; the fake lists an object's fields
@@ -115,7 +116,9 @@ fn ascii_classes(pattern: &str) -> String {
 impl StructuralSchema {
     /// What the server's validation of a custom resource by its schema finds wrong with
     /// `object` (see the module docs).
-    pub(crate) fn validate(&self, object: &Value) -> Vec<Cause> {
+    /// `old` is the object before the write, on an update: CEL's transition rules hold
+    /// between the two (feature `cel`).
+    pub(crate) fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut out = Vec::new();
         if let Some(map) = object.as_object() {
             let identity = ["apiVersion", "kind", "metadata"];
@@ -126,14 +129,27 @@ impl StructuralSchema {
                 }
             }
         }
-        self.note_rules_unchecked(&mut out);
+        self.check_cel(object, old, &mut out);
         out
+    }
+
+    /// The CEL rules, last: evaluated (feature `cel`) unless another check found the
+    /// object of the wrong shape for them, and then the server's note that they were not.
+    fn check_cel(&self, object: &Value, old: Option<&Value>, out: &mut Vec<Cause>) {
+        if !self.rules || self.note_rules_unchecked(out) {
+            return;
+        }
+        #[cfg(feature = "cel")]
+        self.check_rules(object, old, "", out);
+        #[cfg(not(feature = "cel"))]
+        let _ = (object, old);
     }
 
     /// The server's last cause when a schema has CEL rules and another check found the
     /// object of the wrong shape for them (a wrong type, a missing field, a value outside
     /// an `enum`, too long or too many): it then skips the rules, and says so.
-    fn note_rules_unchecked(&self, out: &mut Vec<Cause>) {
+    /// Whether it gave it.
+    fn note_rules_unchecked(&self, out: &mut Vec<Cause>) -> bool {
         let blocking = [
             "FieldValueNotSupported",
             "FieldValueRequired",
@@ -141,7 +157,8 @@ impl StructuralSchema {
             "FieldValueTooMany",
             TYPE_INVALID,
         ];
-        if self.rules && out.iter().any(|(reason, _, _)| blocking.contains(reason)) {
+        let blocked = self.rules && out.iter().any(|(reason, _, _)| blocking.contains(reason));
+        if blocked {
             out.push((
                 INVALID,
                 "<nil>".to_owned(),
@@ -150,12 +167,14 @@ impl StructuralSchema {
                     .to_owned(),
             ));
         }
+        blocked
     }
 
     /// [`validate`](Self::validate) for a write through the `status` subresource, which the
     /// server checks by the status schema alone: its messages name fields from `status`
     /// down (`count in body`), its causes from the object's root (`status.count`).
-    pub(crate) fn validate_status(&self, object: &Value) -> Vec<Cause> {
+    /// Its CEL rules are those of the whole object, as for any write.
+    pub(crate) fn validate_status(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut out = Vec::new();
         if let (Some(schema), Some(status)) = (self.properties.get("status"), object.get("status"))
         {
@@ -165,7 +184,7 @@ impl StructuralSchema {
             }
             schema.check_list_types(status, "status", &mut out);
         }
-        self.note_rules_unchecked(&mut out);
+        self.check_cel(object, old, &mut out);
         out
     }
 
@@ -494,7 +513,7 @@ impl StructuralSchema {
 }
 
 /// `path.name`, or `name` at the root.
-fn join(path: &str, name: &str) -> String {
+pub(super) fn join(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_owned()
     } else {

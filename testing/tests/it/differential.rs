@@ -777,8 +777,10 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
 /// as selectable fields) and Settings (a status subresource, and a schema with defaults,
 /// nullable fields, a subtree that keeps unknown fields, an embedded object and a list-map
 /// with a defaulted key), Paints (versions v1, stored, and v1beta1, whose schemas differ,
-/// without a conversion webhook) and Gauges (a schema of bounds, lengths, patterns, sizes,
-/// formats and list types, and a status subresource).
+/// without a conversion webhook), Gauges (a schema of bounds, lengths, patterns, sizes,
+/// formats and list types, and a status subresource) and Checks (CEL rules: on objects,
+/// scalars, list items and map values, with messages, reasons, field paths, and transition
+/// rules, and a status subresource).
 pub(crate) fn test_crds() -> Vec<Value> {
     let crd = |plural: &str, kind: &str, subresources: Value| {
         json!({
@@ -899,15 +901,67 @@ pub(crate) fn test_crds() -> Vec<Value> {
                     "mac": text("mac"),
                     "host": text("hostname"),
                     "label": text("k8s-short-name"),
-                    "secret": text("password"),
-                    // A CEL rule, which the fake does not check (difference 1).
-                    "ruled": {"type": "integer",
-                        "x-kubernetes-validations": [{"rule": "self > 0"}]}}},
+                    "secret": text("password")}},
                 "status": {"type": "object", "properties": {
                     "count": {"type": "integer", "minimum": 0},
                     "names": {"type": "array", "x-kubernetes-list-type": "set",
                         "items": {"type": "string"}}}}}});
+            // CEL rules, which the fake checks only with its `cel` feature, and then without
+            // the Kubernetes libraries (difference 1).
+            let spec = &mut gauges["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                ["spec"]["properties"];
+            spec["ruled"] = json!({"type": "integer",
+                "x-kubernetes-validations": [{"rule": "self > 0"}]});
+            spec["site"] = json!({"type": "string", "maxLength": 100,
+                "x-kubernetes-validations": [{"rule": "isURL(self)"}]});
             gauges
+        },
+        {
+            let mut checks = crd("checks", "Check", json!({"status": {}}));
+            let ruled = |schema: Value, rule: Value| {
+                let mut schema = schema;
+                schema["x-kubernetes-validations"] = json!([rule]);
+                schema
+            };
+            let text = json!({"type": "string", "maxLength": 10});
+            checks["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+                "type": "object", "properties": {
+                "spec": {"type": "object",
+                    "x-kubernetes-validations": [
+                        {"rule": "!has(self.a) || !has(self.b) || self.a <= self.b"},
+                        {"rule": "!has(self.c) || self.c != 'bad'", "message": "c must not be bad"},
+                        {"rule": "!has(self.d) || self.d < 10", "reason": "FieldValueForbidden",
+                            "fieldPath": ".d", "message": "d too big"},
+                        {"rule": "!has(self.g) || !has(oldSelf.g) || self.g == oldSelf.g",
+                            "reason": "FieldValueForbidden", "message": "g is immutable"}],
+                    "properties": {
+                        "a": {"type": "integer"}, "b": {"type": "integer"},
+                        "c": text, "d": {"type": "integer"}, "g": text,
+                        "e": ruled(json!({"type": "integer"}),
+                            json!({"rule": "self < 10", "messageExpression": "'e is too big'"})),
+                        "pos": ruled(json!({"type": "integer"}), json!({"rule": "self > 0"})),
+                        "name": ruled(text.clone(),
+                            json!({"rule": "self == oldSelf", "message": "name is immutable"})),
+                        "tags": {"type": "array", "maxItems": 5,
+                            "items": ruled(text.clone(), json!({"rule": "self.size() < 3"}))},
+                        "f": ruled(json!({"type": "number"}), json!({"rule": "self < 2.5"})),
+                        "m": ruled(json!({"type": "object", "maxProperties": 5,
+                                "additionalProperties": {"type": "integer"}}),
+                            json!({"rule": "self.all(k, self[k] > 0)"})),
+                        "x": ruled(json!({"type": "object",
+                                "properties": {"yy": {"type": "integer"}}}),
+                            json!({"rule": "self.yy > 0"})),
+                        "ports": {"type": "array", "maxItems": 5,
+                            "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
+                            "items": {"type": "object", "required": ["port"],
+                                "properties": {"port": {"type": "integer"}, "name": text},
+                                "x-kubernetes-validations": [
+                                    {"rule": "self.port > 0"},
+                                    {"rule": "self.name == oldSelf.name",
+                                        "message": "port names are immutable"}]}}}},
+                "status": {"type": "object", "properties": {
+                    "count": ruled(json!({"type": "integer"}), json!({"rule": "self >= 0"}))}}}});
+            checks
         },
         {
             let mut paints = crd("paints", "Paint", json!({}));

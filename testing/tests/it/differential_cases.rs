@@ -80,6 +80,7 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(subresource_cases());
     all.extend(defaulting_cases());
     all.extend(schema_validation_cases());
+    all.extend(cel_cases());
     all.extend(number_cases());
     all.extend(legacy_watch_cases());
     all.extend(evictions::eviction_budget_cases());
@@ -206,6 +207,74 @@ fn schema_validation_cases() -> Vec<Case> {
             ],
         ),
     ]
+}
+
+/// A custom resource's CEL rules (`x-kubernetes-validations`), evaluated by the fake with
+/// the `cel` feature (which scripts/test turns on).
+#[cfg(feature = "cel")]
+fn cel_cases() -> Vec<Case> {
+    let checks = "/apis/diff.kclient.dev/v1/namespaces/{ns}/checks";
+    let check = |spec: Value| {
+        json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Check",
+            "metadata": {"name": "c"}, "spec": spec})
+    };
+    let path = format!("{checks}/c");
+    let refused = |spec: Value| post(checks, check(spec)).exact();
+    let change = |spec: Value| patch(&path, MERGE, json!({"spec": spec}));
+    vec![case(
+        "custom resources: CEL rules are evaluated on every write",
+        {
+            vec![
+                refused(json!({"a": 3, "b": 2})),
+                refused(json!({"c": "bad"})),
+                refused(json!({"d": 11})),
+                refused(json!({"e": 12})),
+                refused(json!({"pos": 0})),
+                refused(json!({"tags": ["a", "abcd"]})),
+                refused(json!({"f": 3})),
+                refused(json!({"m": {"k": 0}})),
+                // A field the rule reads is absent: the rule fails to evaluate.
+                refused(json!({"x": {}})),
+                refused(json!({"ports": [{"port": 0, "name": "a"}]})),
+                // A wrong type: the rules are not evaluated, and the server says so.
+                refused(json!({"c": 5})),
+                // Transition rules are not evaluated on create.
+                post(
+                    checks,
+                    check(
+                        json!({"name": "n", "g": "x", "a": 1, "b": 2, "x": {"yy": 1},
+                    "ports": [{"port": 80, "name": "http"}, {"port": 81, "name": "x"}]}),
+                    ),
+                ),
+                change(json!({"name": "m"})).exact(),
+                change(json!({"g": "y"})).exact(),
+                change(json!({"g": null})),
+                change(json!({"g": "z"})),
+                // A map list's items hold their rules against the item of the same key.
+                change(json!({"ports": [{"port": 81, "name": "y"}, {"port": 80, "name": "http"}]}))
+                    .exact(),
+                change(json!({"ports": [{"port": 81, "name": "x"}, {"port": 82, "name": "new"}]})),
+                change(json!({"a": 5, "b": 1, "x": {"yy": 0}})).exact(),
+                patch(
+                    &format!("{path}/status"),
+                    MERGE,
+                    json!({"status": {"count": -1}}),
+                )
+                .exact(),
+                patch(
+                    &format!("{path}/status"),
+                    MERGE,
+                    json!({"status": {"count": 1}}),
+                ),
+            ]
+        },
+    )]
+}
+
+/// Without the `cel` feature the fake does not evaluate CEL rules: no cases.
+#[cfg(not(feature = "cel"))]
+fn cel_cases() -> Vec<Case> {
+    Vec::new()
 }
 
 fn defaulting_cases() -> Vec<Case> {

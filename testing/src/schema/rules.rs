@@ -1,0 +1,297 @@
+//! A custom resource's CEL rules (`x-kubernetes-validations`), evaluated as kube-apiserver
+//! evaluates them after the OpenAPI checks (feature `cel`, with the `cel` crate): each rule
+//! of a schema node with `self` bound to the node's value, and a transition rule (one that
+//! names `oldSelf`) on an update only, with `oldSelf` bound to the same value in the object
+//! before the write (found by field name, map key, the key of a `map` list's item, or a
+//! `set` item's value; an item of an atomic list has none). A rule that yields false gives
+//! the server's cause: its `reason` (`FieldValueInvalid` unless it says), at its node or
+//! its `fieldPath` below it, with its `message`, its `messageExpression`'s value, or
+//! `failed rule: <rule>`; one that fails to evaluate (`no such key: x`) says so, as the
+//! server does.
+//!
+//! What the fake leaves out: the server's checks when the CRD is written (a rule that does
+//! not compile, or whose estimated cost is over the budget, is refused there; the fake
+//! skips a rule the `cel` crate cannot parse), the cost limit at run time, the Kubernetes
+//! CEL libraries (`quantity()`, `url()`, `isSorted()`, ... fail to evaluate in the fake),
+//! `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
+//! (a `date-time` string stays a string), and ratcheting.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use cel::{Context, ExecutionError, Program};
+use serde_json::Value;
+
+use super::StructuralSchema;
+use super::validation::{Cause, go_value, join};
+
+/// One `x-kubernetes-validations` entry, compiled.
+#[derive(Clone)]
+pub(super) struct Rule {
+    source: String,
+    message: Option<String>,
+    message_expression: Option<Arc<Program>>,
+    reason: Option<String>,
+    field_path: Option<String>,
+    /// Whether the rule names `oldSelf`, so that it holds between versions of the object.
+    transition: bool,
+    program: Arc<Program>,
+}
+
+impl fmt::Debug for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rule").field("rule", &self.source).finish()
+    }
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.source, &self.message, &self.reason, &self.field_path)
+            == (
+                &other.source,
+                &other.message,
+                &other.reason,
+                &other.field_path,
+            )
+    }
+}
+
+impl Rule {
+    /// The rules of one schema node; those the `cel` crate cannot parse are left out.
+    pub(super) fn read_all(schema: &Value) -> Vec<Rule> {
+        schema["x-kubernetes-validations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| {
+                let source = entry["rule"].as_str()?.to_owned();
+                let program = Program::compile(&source).ok()?;
+                let text = |key: &str| entry[key].as_str().map(str::to_owned);
+                Some(Rule {
+                    transition: names_old_self(&source),
+                    message_expression: entry["messageExpression"]
+                        .as_str()
+                        .and_then(|m| Program::compile(m).ok())
+                        .map(Arc::new),
+                    message: text("message").filter(|m| !m.is_empty()),
+                    reason: text("reason"),
+                    field_path: text("fieldPath").filter(|p| !p.is_empty()),
+                    program: Arc::new(program),
+                    source,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether a rule names the identifier `oldSelf` (outside a string it would, inside one
+/// it might: the server decides by the compiled expression, the fake by the text).
+fn names_old_self(source: &str) -> bool {
+    source.match_indices("oldSelf").any(|(i, _)| {
+        let before = source[..i].chars().next_back();
+        let after = source[i + "oldSelf".len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
+}
+
+impl StructuralSchema {
+    /// Evaluates the rules at this node and below for `value` at `path` (`old` the same
+    /// value before the write, on an update), each node's rules before its children's.
+    pub(super) fn check_rules(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        path: &str,
+        out: &mut Vec<Cause>,
+    ) {
+        if !self.rules || value.is_null() {
+            return;
+        }
+        for rule in &self.cel {
+            if rule.transition && old.is_none() {
+                continue;
+            }
+            self.evaluate(rule, value, old, path, out);
+        }
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if let Some(schema) = self.member(k) {
+                        let before = old.and_then(|o| o.get(k));
+                        schema.check_rules(v, before, &join(path, k), out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let Some(schema) = &self.items else {
+                    return;
+                };
+                let old_items = old.and_then(Value::as_array);
+                for (i, item) in items.iter().enumerate() {
+                    let before = old_items.and_then(|olds| self.correlate(item, olds));
+                    schema.check_rules(item, before, &format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The item of the old list that `item` continues: the one with its key in a `map`
+    /// list, the equal one in a `set`; none in an atomic list.
+    fn correlate<'v>(&self, item: &Value, olds: &'v [Value]) -> Option<&'v Value> {
+        match self.list_type.as_deref() {
+            Some("set") => olds.iter().find(|o| *o == item),
+            Some("map") => olds
+                .iter()
+                .find(|o| self.list_map_keys.iter().all(|k| o.get(k) == item.get(k))),
+            _ => None,
+        }
+    }
+
+    fn evaluate(
+        &self,
+        rule: &Rule,
+        value: &Value,
+        old: Option<&Value>,
+        path: &str,
+        out: &mut Vec<Cause>,
+    ) {
+        let mut context = Context::default();
+        context.add_variable_from_value("self", self.to_cel(value));
+        if let Some(old) = old {
+            context.add_variable_from_value("oldSelf", self.to_cel(old));
+        }
+        let type_name = self.value_type.as_deref().unwrap_or("object");
+        match run(&rule.program, &context) {
+            Ok(cel::Value::Bool(true)) => {}
+            Ok(cel::Value::Bool(false)) => {
+                let message = rule
+                    .message_expression
+                    .as_ref()
+                    .and_then(|m| match run(m, &context) {
+                        Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
+                            Some(s.as_str().to_owned())
+                        }
+                        _ => None,
+                    })
+                    .or_else(|| rule.message.clone())
+                    .unwrap_or_else(|| format!("failed rule: {}", rule.source.trim()));
+                let field = match &rule.field_path {
+                    Some(below) => join(path, below.trim_start_matches('.')),
+                    None => path.to_owned(),
+                };
+                out.push(match rule.reason.as_deref() {
+                    Some("FieldValueForbidden") => {
+                        ("FieldValueForbidden", field, format!("Forbidden: {message}"))
+                    }
+                    Some("FieldValueRequired") => {
+                        ("FieldValueRequired", field, format!("Required value: {message}"))
+                    }
+                    Some("FieldValueDuplicate") => (
+                        "FieldValueDuplicate",
+                        field,
+                        format!("Duplicate value: {}", go_value(value)),
+                    ),
+                    _ => (
+                        "FieldValueInvalid",
+                        field,
+                        match value {
+                            Value::Object(_) | Value::Array(_) => {
+                                format!("Invalid value: {message}")
+                            }
+                            scalar => format!("Invalid value: {}: {message}", go_value(scalar)),
+                        },
+                    ),
+                });
+            }
+            Ok(other) => out.push((
+                "FieldValueInvalid",
+                path.to_owned(),
+                format!(
+                    "Invalid value: {type_name:?}: rule did not evaluate to a bool ({other:?}) evaluating rule: {}",
+                    rule.source.trim()
+                ),
+            )),
+            Err(e) => out.push((
+                "FieldValueInvalid",
+                path.to_owned(),
+                format!(
+                    "Invalid value: {type_name:?}: {} evaluating rule: {}",
+                    cel_error(&e),
+                    rule.source.trim()
+                ),
+            )),
+        }
+    }
+
+    /// A value as the server's CEL sees it, by this schema: an `integer` an int, a
+    /// `number` a double (a whole one too), an object with properties or a map a map of
+    /// its fields, a list a list; what the schema does not type, by the JSON.
+    fn to_cel(&self, value: &Value) -> cel::Value {
+        match value {
+            Value::Null => cel::Value::Null,
+            Value::Bool(b) => cel::Value::Bool(*b),
+            Value::Number(n) => match (self.value_type.as_deref(), n.as_i64()) {
+                (Some("number"), _) | (_, None) => cel::Value::Float(n.as_f64().unwrap_or(0.0)),
+                (_, Some(i)) => cel::Value::Int(i),
+            },
+            Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+            Value::Array(items) => {
+                let schema = self.items.as_deref();
+                cel::Value::List(Arc::new(
+                    items
+                        .iter()
+                        .map(|item| schema.map_or_else(|| untyped(item), |s| s.to_cel(item)))
+                        .collect(),
+                ))
+            }
+            Value::Object(map) => {
+                let fields: HashMap<String, cel::Value> = map
+                    .iter()
+                    .map(|(k, v)| {
+                        let member = self.member(k);
+                        (
+                            k.clone(),
+                            member.map_or_else(|| untyped(v), |s| s.to_cel(v)),
+                        )
+                    })
+                    .collect();
+                cel::Value::from(fields)
+            }
+        }
+    }
+}
+
+/// A value the schema does not type, by its JSON alone.
+fn untyped(value: &Value) -> cel::Value {
+    StructuralSchema::default().to_cel(value)
+}
+
+/// Runs a program; a panic inside the `cel` crate is an evaluation error, not the test's.
+fn run(program: &Program, context: &Context<'_, '_>) -> Result<cel::Value, ExecutionError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program.execute(context)))
+        .unwrap_or_else(|_| Err(ExecutionError::function_error("cel", "evaluation panicked")))
+}
+
+/// An evaluation error in cel-go's words where the two agree on the case.
+fn cel_error(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_old_self;
+
+    #[test]
+    fn a_transition_rule_names_old_self() {
+        assert!(names_old_self("self == oldSelf"));
+        assert!(names_old_self("oldSelf.x <= self.x"));
+        assert!(!names_old_self("self.oldSelfish == 1"));
+        assert!(!names_old_self("self > 0"));
+    }
+}
