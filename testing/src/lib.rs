@@ -246,10 +246,11 @@
 //!    field, map key or list item before the write), but without the Kubernetes CEL
 //!    libraries (`isURL()`, `quantity()`, ... fail to evaluate), the cost limits, and the
 //!    server's checks of the rules when the CRD is written; a write other checks refuse gets
-//!    the server's note that the rules were not checked, with the feature or without. What
-//!    it leaves out: the formats `uri`, `email`, `duration`, `creditcard` and
-//!    `isbn` (unchecked), and ratcheting (the server lets an update keep a value that no
-//!    longer passes if it is unchanged; the fake checks every value again). Several faults
+//!    the server's note that the rules were not checked, with the feature or without. An update
+//!    ratchets as on the server: a value it leaves as it was passes whatever the schema now
+//!    says (found by field name, map key, a `map` list's key or a `set` item), and no list
+//!    is checked for repeats when the object repeated one before. What it leaves out: the
+//!    formats `uri`, `email`, `duration`, `creditcard` and `isbn` (unchecked). Several faults
 //!    are listed in name order where the server's order varies. No `Warning` names the
 //!    fields pruned.
 //! 2. **A built-in kind's update entry marks fewer nodes**: an update's `managedFields`

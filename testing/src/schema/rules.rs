@@ -14,7 +14,8 @@
 //! skips a rule the `cel` crate cannot parse), the cost limit at run time, the Kubernetes
 //! CEL libraries (`quantity()`, `url()`, `isSorted()`, ... fail to evaluate in the fake),
 //! `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
-//! (a `date-time` string stays a string), and ratcheting.
+//! (a `date-time` string stays a string). A value an update leaves as it was is not
+//! evaluated (ratcheting, as in `validation`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -106,7 +107,8 @@ impl StructuralSchema {
         path: &str,
         out: &mut Vec<Cause>,
     ) {
-        if !self.rules || value.is_null() {
+        if !self.rules || value.is_null() || old == Some(value) {
+            // An unchanged value passes (ratcheting).
             return;
         }
         for rule in &self.cel {
@@ -135,18 +137,6 @@ impl StructuralSchema {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// The item of the old list that `item` continues: the one with its key in a `map`
-    /// list, the equal one in a `set`; none in an atomic list.
-    fn correlate<'v>(&self, item: &Value, olds: &'v [Value]) -> Option<&'v Value> {
-        match self.list_type.as_deref() {
-            Some("set") => olds.iter().find(|o| *o == item),
-            Some("map") => olds
-                .iter()
-                .find(|o| self.list_map_keys.iter().all(|k| o.get(k) == item.get(k))),
-            _ => None,
         }
     }
 

@@ -4,12 +4,17 @@
 //! `enum`; an object's size, required fields and fields), then the list types (`set` items
 //! and `map` keys unique). Every cause is (reason, field, message).
 //!
+//! An update ratchets, as on the server since Kubernetes 1.33: a value left as it was (the
+//! same field, map value, `map` list item by key or `set` item before the write) passes
+//! whatever the schema now says, with all below it; an object the update changed is checked
+//! for its own size and required fields; and when the object before the update repeated an
+//! item or key in any list, no list of the update is checked for repeats.
+//!
 //! CEL rules (`x-kubernetes-validations`) come last, with the feature `cel` (see `rules`);
 //! where a schema has them, a write the other checks refuse gets the server's note that its
 //! rules were not checked instead, with the feature or without. What the fake leaves out:
-//! CEL rules without the feature, the formats named in
-//! [`formats`](super::formats), and ratcheting (on an update the server drops errors of
-//! values left as they were; the fake checks every value again). The server lists several
+//! CEL rules without the feature, and the formats named in [`formats`].
+//! The server lists several
 //! causes in the order it walks Go maps, which varies; the fake lists an object's fields
 //! in name order.
 
@@ -115,17 +120,20 @@ fn ascii_classes(pattern: &str) -> String {
 
 impl StructuralSchema {
     /// What the server's validation of a custom resource by its schema finds wrong with
-    /// `object` (see the module docs).
-    /// `old` is the object before the write, on an update: CEL's transition rules hold
-    /// between the two (feature `cel`).
+    /// `object` (see the module docs). `old` is the object before the write, on an
+    /// update: a value left as it was there passes whatever the schema says now
+    /// (ratcheting, as the server does since Kubernetes 1.33), and CEL's transition rules
+    /// hold between the two (feature `cel`).
     pub(crate) fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut out = Vec::new();
         if let Some(map) = object.as_object() {
             let identity = ["apiVersion", "kind", "metadata"];
-            self.check_object(map, ("", ""), &identity, &mut out);
-            for (k, v) in map.iter().filter(|(k, _)| !identity.contains(&k.as_str())) {
-                if let Some(field) = self.member(k) {
-                    field.check_list_types(v, k, &mut out);
+            self.check_object(map, old, ("", ""), &identity, &mut out);
+            if !old.is_some_and(|old| self.repeats_anywhere(old)) {
+                for (k, v) in map.iter().filter(|(k, _)| !identity.contains(&k.as_str())) {
+                    if let Some(field) = self.member(k) {
+                        field.check_list_types(v, k, &mut out);
+                    }
                 }
             }
         }
@@ -178,21 +186,32 @@ impl StructuralSchema {
         let mut out = Vec::new();
         if let (Some(schema), Some(status)) = (self.properties.get("status"), object.get("status"))
         {
+            let before = old.and_then(|o| o.get("status"));
             match status.as_object() {
-                Some(map) => schema.check_object(map, ("status.", ""), &[], &mut out),
-                None => schema.check(status, ("", "status"), &mut out),
+                Some(_) if before == Some(status) => {}
+                Some(map) => schema.check_object(map, before, ("status.", ""), &[], &mut out),
+                None => schema.check(status, before, ("", "status"), &mut out),
             }
-            schema.check_list_types(status, "status", &mut out);
+            if !old.is_some_and(|old| self.repeats_anywhere(old)) {
+                schema.check_list_types(status, "status", &mut out);
+            }
         }
         self.check_cel(object, old, &mut out);
         out
     }
 
     /// Checks `value` at `path` as the server's OpenAPI validator does, every check that
-    /// applies to a value of its kind in its order; a cause's field is `prefix` and `path`,
-    /// a message names `path` alone.
-    fn check(&self, value: &Value, (prefix, path): (&str, &str), out: &mut Vec<Cause>) {
-        if value.is_null() {
+    /// applies to a value of its kind in its order, unless it equals `old`, its value
+    /// before the write (ratcheting); a cause's field is `prefix` and `path`, a message
+    /// names `path` alone.
+    fn check(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        (prefix, path): (&str, &str),
+        out: &mut Vec<Cause>,
+    ) {
+        if value.is_null() || old == Some(value) {
             // Pruning left only the nulls a schema allows.
             return;
         }
@@ -206,8 +225,10 @@ impl StructuralSchema {
             Value::Number(n) => self.check_number(n, &field, path, out),
             Value::Array(items) => {
                 if let Some(schema) = &self.items {
+                    let olds = old.and_then(Value::as_array);
                     for (i, item) in items.iter().enumerate() {
-                        schema.check(item, (prefix, &format!("{path}[{i}]")), out);
+                        let before = olds.and_then(|olds| self.correlate(item, olds));
+                        schema.check(item, before, (prefix, &format!("{path}[{i}]")), out);
                     }
                 }
                 let size = items.len() as u64;
@@ -244,7 +265,37 @@ impl StructuralSchema {
             ));
         }
         if let Value::Object(map) = value {
-            self.check_object(map, (prefix, path), &[], out);
+            self.check_object(map, old, (prefix, path), &[], out);
+        }
+    }
+
+    /// Whether an object repeats an item or key in any of its `set` or `map` lists: the
+    /// server then checks no list of an update to it (its list types ratchet whole).
+    fn repeats_anywhere(&self, object: &Value) -> bool {
+        let mut found = Vec::new();
+        if let Some(map) = object.as_object() {
+            for (k, v) in map {
+                if let Some(field) = self
+                    .member(k)
+                    .filter(|_| !["apiVersion", "kind", "metadata"].contains(&k.as_str()))
+                {
+                    field.check_list_types(v, k, &mut found);
+                }
+            }
+        }
+        !found.is_empty()
+    }
+
+    /// The item of an old list that `item` continues, for ratcheting and transition rules:
+    /// the one with its key in a `map` list, the equal one in a `set`; none in an atomic
+    /// list.
+    pub(super) fn correlate<'v>(&self, item: &Value, olds: &'v [Value]) -> Option<&'v Value> {
+        match self.list_type.as_deref() {
+            Some("set") => olds.iter().find(|o| *o == item),
+            Some("map") => olds
+                .iter()
+                .find(|o| self.list_map_keys.iter().all(|k| o.get(k) == item.get(k))),
+            _ => None,
         }
     }
 
@@ -434,6 +485,7 @@ impl StructuralSchema {
     fn check_object(
         &self,
         map: &Map<String, Value>,
+        old: Option<&Value>,
         (prefix, path): (&str, &str),
         skip: &[&str],
         out: &mut Vec<Cause>,
@@ -458,7 +510,8 @@ impl StructuralSchema {
         }
         for (k, v) in map.iter().filter(|(k, _)| !skip.contains(&k.as_str())) {
             if let Some(schema) = self.member(k) {
-                schema.check(v, (prefix, &join(path, k)), out);
+                let before = old.and_then(|o| o.get(k));
+                schema.check(v, before, (prefix, &join(path, k)), out);
             }
         }
     }
@@ -468,31 +521,9 @@ impl StructuralSchema {
     fn check_list_types(&self, value: &Value, path: &str, out: &mut Vec<Cause>) {
         match value {
             Value::Array(items) => {
-                let mut seen: BTreeMap<String, u32> = BTreeMap::new();
-                for (i, item) in items.iter().enumerate() {
-                    let shown = match self.list_type.as_deref() {
-                        Some("set") => go_value(item),
-                        Some("map") => {
-                            let Some(fields) = item.as_object() else {
-                                continue;
-                            };
-                            let key: Map<String, Value> = self
-                                .list_map_keys
-                                .iter()
-                                .filter_map(|k| Some((k.clone(), fields.get(k)?.clone())))
-                                .collect();
-                            go_json(&Value::Object(key))
-                        }
-                        _ => break,
-                    };
-                    // A scalar's type is part of it, as in Go's map of them: 1 and 1.0 differ.
-                    let identity = format!("{}{}", item.is_f64(), shown);
-                    let times = seen.entry(identity).or_default();
-                    *times += 1;
-                    if *times == 2 {
-                        let message = format!("Duplicate value: {shown}");
-                        out.push(("FieldValueDuplicate", format!("{path}[{i}]"), message));
-                    }
+                for (i, shown) in self.repeats(items) {
+                    let message = format!("Duplicate value: {shown}");
+                    out.push(("FieldValueDuplicate", format!("{path}[{i}]"), message));
                 }
                 if let Some(schema) = &self.items {
                     for (i, item) in items.iter().enumerate() {
@@ -509,6 +540,38 @@ impl StructuralSchema {
             }
             _ => {}
         }
+    }
+
+    /// The second place of each item (`set`) or key (`map` list) that a list repeats, with
+    /// the item or key as a cause shows it.
+    fn repeats(&self, items: &[Value]) -> Vec<(usize, String)> {
+        let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let shown = match self.list_type.as_deref() {
+                Some("set") => go_value(item),
+                Some("map") => {
+                    let Some(fields) = item.as_object() else {
+                        continue;
+                    };
+                    let key: Map<String, Value> = self
+                        .list_map_keys
+                        .iter()
+                        .filter_map(|k| Some((k.clone(), fields.get(k)?.clone())))
+                        .collect();
+                    go_json(&Value::Object(key))
+                }
+                _ => break,
+            };
+            // A scalar's type is part of it, as in Go's map of them: 1 and 1.0 differ.
+            let identity = format!("{}{}", item.is_f64(), shown);
+            let times = seen.entry(identity).or_default();
+            *times += 1;
+            if *times == 2 {
+                out.push((i, shown));
+            }
+        }
+        out
     }
 }
 

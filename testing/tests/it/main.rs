@@ -7,6 +7,7 @@ mod differences;
 mod differential;
 mod differential_cases;
 mod over_fake;
+mod ratcheting;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

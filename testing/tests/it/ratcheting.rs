@@ -1,0 +1,204 @@
+//! Validation ratcheting on the fake and on the real kube-apiserver alike: once a CRD's
+//! schema is tightened, an update that leaves a value as it was passes, whatever the schema
+//! now says of that value, while a value the update changes, and an object the update
+//! changes whose required fields are missing, are refused; a set's repeated item that was
+//! repeated before passes too, and an update that changes nothing passes whole. CEL rules
+//! (with the `cel` feature) ratchet alike.
+
+use std::time::Duration;
+
+use kclient_apimachinery::PatchType;
+use kclient_rest::Client;
+use kclient_testenv::TestEnv;
+use serde_json::{Value, json};
+
+use crate::differences::both;
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// The CRD of group `group`, whose spec has these properties (and `required`).
+fn crd(group: &str, spec: Value) -> Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("ratchets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"plural": "ratchets", "singular": "ratchet", "kind": "Ratchet",
+                "listKind": "RatchetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "properties": {"spec": spec}}}}]}})
+}
+
+fn loose() -> Value {
+    json!({"type": "object", "properties": {
+        "min": {"type": "integer"}, "s": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "o": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+        "other": {"type": "integer"}}})
+}
+
+fn tight() -> Value {
+    json!({"type": "object", "required": ["req"], "properties": {
+        "min": {"type": "integer", "minimum": 10},
+        "s": {"type": "string", "maxLength": 3,
+            "x-kubernetes-validations": [{"rule": "self.size() < 3"}]},
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "o": {"type": "object", "required": ["b"],
+            "properties": {"a": {"type": "integer", "minimum": 3}, "b": {"type": "integer"}}},
+        "other": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < 50"}]},
+        "req": {"type": "string"}}})
+}
+
+async fn send(
+    client: &Client,
+    verb: &str,
+    path: &str,
+    body: Option<Value>,
+) -> Result<Value, kclient_apimachinery::Error> {
+    let request = match verb {
+        "POST" => client.post(),
+        "PUT" => client.put(),
+        "PATCH" => client.patch(PatchType::Merge),
+        _ => client.get(),
+    };
+    let request = request.abs_path(path);
+    match body {
+        Some(body) => request.json(&body).send().await,
+        None => request.send().await,
+    }
+}
+
+/// An outcome to compare: the object's spec, or the error's code and its causes, sorted
+/// (the server lists the causes of several fields in the order it walks a Go map).
+fn outcome(result: Result<Value, kclient_apimachinery::Error>) -> Value {
+    match result {
+        Ok(object) => json!({"spec": object["spec"]}),
+        Err(e) => {
+            let status = e.status().unwrap_or_else(|| panic!("a Status: {e}"));
+            let mut causes: Vec<Value> = status
+                .details
+                .iter()
+                .flat_map(|d| &d.causes)
+                .map(|c| json!([c.field, c.cause_type, c.message]))
+                .collect();
+            causes.sort_by_key(Value::to_string);
+            json!({"code": status.code, "causes": causes})
+        }
+    }
+}
+
+/// Tightens the CRD, and on the real server waits until its handler serves the new
+/// schema (a probe object the new schema refuses is refused).
+async fn tighten(client: &Client, name: &str, group: &str, ns: &str, real: bool) {
+    let mut current = send(client, "GET", &format!("{CRDS}/{name}"), None)
+        .await
+        .expect("the CRD");
+    current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = tight();
+    send(client, "PUT", &format!("{CRDS}/{name}"), Some(current))
+        .await
+        .expect("tightening the CRD");
+    if !real {
+        return;
+    }
+    let path = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
+    for _ in 0..300 {
+        let probe = json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
+            "metadata": {"name": "probe"}, "spec": {"min": 5, "req": "x"}});
+        match send(client, "POST", &path, Some(probe)).await {
+            Err(e) if e.is_invalid() => return,
+            Ok(_) => {
+                let _ = client
+                    .delete()
+                    .abs_path(&format!("{path}/probe"))
+                    .send::<Value>()
+                    .await;
+            }
+            Err(_) => {}
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the server did not serve the tightened schema of {name} within 30 s");
+}
+
+async fn establish(client: &Client, group: &str, ns: &str) {
+    let path = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
+    for _ in 0..300 {
+        if send(client, "GET", &path, None).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the CRD of {group} was not served within 30 s");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    // A group of this run's own, so that the CRD is new on the server.
+    let group = format!("{ns}.ratchet.kclient.dev");
+    let name = format!("ratchets.{group}");
+    let path = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
+    let mut outcomes = Vec::new();
+    for (client, real) in [(&b.real, true), (&b.fake, false)] {
+        send(client, "POST", CRDS, Some(crd(&group, loose())))
+            .await
+            .expect("creating the CRD");
+        establish(client, &group, ns).await;
+        let created = send(
+            client,
+            "POST",
+            &path,
+            Some(
+                json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
+                "metadata": {"name": "r"},
+                "spec": {"min": 5, "s": "abcdef", "tags": ["a", "a"], "o": {"a": 1}}}),
+            ),
+        )
+        .await;
+        let mut seen = vec![outcome(created)];
+        tighten(client, &name, &group, ns, real).await;
+        let mut changes = vec![
+            json!({"other": 1}),
+            json!({"min": 6}),
+            json!({"s": "abcdefg"}),
+            json!({"o": {"a": 2}}),
+            json!({"tags": ["a", "a", "b"]}),
+            json!({"tags": ["a", "b", "b"]}),
+            // Pruned to nothing: the update changes no value, and passes whole.
+            json!({"o": {"a": 1, "c": 1}}),
+            json!({"other": 1, "req": "x"}),
+        ];
+        if cfg!(feature = "cel") {
+            // A CEL rule holds for a changed value; the unchanged `s` still passes its own.
+            changes.push(json!({"other": 60}));
+        }
+        for change in changes {
+            let result = send(
+                client,
+                "PATCH",
+                &format!("{path}/r"),
+                Some(json!({"spec": change})),
+            )
+            .await;
+            seen.push(outcome(result));
+        }
+        let _ = client
+            .delete()
+            .abs_path(&format!("{CRDS}/{name}"))
+            .send::<Value>()
+            .await;
+        outcomes.push(seen);
+    }
+    let (real, fake) = (&outcomes[0], &outcomes[1]);
+    for (i, (r, f)) in real.iter().zip(fake).enumerate() {
+        assert_eq!(r, f, "step {i}: the server and the fake differ");
+    }
+    // The server refused the changed values and passed the rest (as read from it).
+    assert_eq!(real[1]["code"], 422, "{}", real[1]);
+    // A set that repeated an item before is not checked for repeats (nor is any other).
+    assert!(!real[5].to_string().contains("Duplicate"), "{}", real[5]);
+    assert!(!real[6].to_string().contains("Duplicate"), "{}", real[6]);
+    assert_eq!(real[7]["spec"]["min"], 5, "{}", real[7]);
+    assert_eq!(real[8]["spec"]["req"], "x", "{}", real[8]);
+}
