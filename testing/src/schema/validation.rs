@@ -323,13 +323,7 @@ impl StructuralSchema {
             Some(t) => t == actual,
         };
         if let Some(expected) = expected.filter(|_| !fits) {
-            out.push((
-                TYPE_INVALID,
-                field.to_owned(),
-                format!(
-                    "Invalid value: {actual:?}: {path} in body must be of type {expected}: {actual:?}"
-                ),
-            ));
+            out.push(type_invalid(field, path, &format!("{actual:?}"), expected));
         }
     }
 
@@ -360,14 +354,7 @@ impl StructuralSchema {
             return;
         };
         if formats::conforms(format, s) == Some(false) {
-            let quoted = go_quote(s);
-            out.push((
-                TYPE_INVALID,
-                field.to_owned(),
-                format!(
-                    "Invalid value: {quoted}: {path} in body must be of type {format}: {quoted}"
-                ),
-            ));
+            out.push(type_invalid(field, path, &go_quote(s), format));
         }
     }
 
@@ -582,6 +569,16 @@ pub(super) fn join(path: &str, name: &str) -> String {
     } else {
         format!("{path}.{name}")
     }
+}
+
+/// A value not of the type (or string format) `expected`, as the server words it: what the
+/// value is (`shown`: its JSON type, or the string itself) twice.
+fn type_invalid(field: &str, path: &str, shown: &str, expected: &str) -> Cause {
+    (
+        TYPE_INVALID,
+        field.to_owned(),
+        format!("Invalid value: {shown}: {path} in body must be of type {expected}: {shown}"),
+    )
 }
 
 /// An `Invalid value` message: the value as Go prints it, then what is wrong.
