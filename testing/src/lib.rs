@@ -30,8 +30,8 @@
 //! # Features
 //!
 //! - `cel`: the fake evaluates custom resources' CEL rules (`x-kubernetes-validations`) on
-//!   every write, transition rules (`oldSelf`) on updates, with the `cel` crate; about 25 s
-//!   more of a clean build on 2 cores. Without it the rules are not evaluated. The facade's
+//!   every write, transition rules (`oldSelf`) on updates, with the `cel` crate; about 14 s
+//!   more of a clean dev build on 2 cores. Without it the rules are not evaluated. The facade's
 //!   `testing-cel` feature turns it on.
 //!
 //! # What the fake does as kube-apiserver does
