@@ -170,7 +170,9 @@
 //!   their keys and of a `listType=set` list (finalizers) by value, in the server's order,
 //!   other lists and atomic maps whole; removes the fields its manager stops applying that
 //!   no one else owns (a container dropped from the configuration goes unless another
-//!   manager applies it too); refuses a change to a field another manager owns with the
+//!   manager applies it too; a custom resource's map the configuration names as `{}` and
+//!   the apply empties is left `null`, which its schema refuses unless nullable or
+//!   defaulted, as on the server); refuses a change to a field another manager owns with the
 //!   server's 409 conflict (its message and one `FieldManagerConflict` cause per field),
 //!   unless `force`, which takes the field (through `scale` too); refuses a configuration
 //!   whose keyed lists cannot be keyed (a null item, an item without any of its keys or

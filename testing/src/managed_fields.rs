@@ -240,10 +240,12 @@ pub(crate) fn removed_by_apply(
     );
     let mut leaves = Vec::new();
     leaf_paths(&before["fieldsV1"], &mut Vec::new(), &mut leaves);
+    // A leaf the configuration still names stays: a map applied as `{}` before and with
+    // entries now is kept, with them.
     paths.extend(
         leaves
             .into_iter()
-            .filter(|p| !owns(&now, p))
+            .filter(|p| set_node(&now, p).is_none())
             .filter(|p| !others.iter().any(|set| owns(set, p))),
     );
     paths
@@ -701,7 +703,10 @@ pub(crate) fn path_string(path: &[String]) -> String {
 /// Removes the field at `path` as server-side apply removes a field its manager no longer
 /// applies: with the maps and lists above it that this leaves empty, up to the nearest
 /// list item (structured-merge-diff makes an emptied one `null`, which the server drops).
-pub(crate) fn remove_applied_field(object: &mut Value, path: &[String]) {
+/// With `config` (the configuration applied, for a custom resource), an emptied map that
+/// the configuration holds (as `{}`) becomes `null` instead, and stops the walk up:
+/// structured-merge-diff keeps the field the configuration names, emptied, as `null`.
+pub(crate) fn remove_applied_field(object: &mut Value, path: &[String], config: Option<&Value>) {
     remove_path(object, path);
     for end in (1..path.len()).rev() {
         let parent = &path[..end];
@@ -719,8 +724,36 @@ pub(crate) fn remove_applied_field(object: &mut Value, path: &[String]) {
         if !emptied {
             break;
         }
+        let named = config
+            .and_then(|c| value_at(c, parent))
+            .is_some_and(Value::is_object);
+        if named && value_at(object, parent).is_some_and(Value::is_object) {
+            set_path(object, parent, Value::Null);
+            break;
+        }
         remove_path(object, parent);
     }
+}
+
+/// Sets the field at `path` to `value`, if it is there.
+fn set_path(object: &mut Value, path: &[String], value: Value) {
+    if let Some(field) = at_mut(object, path) {
+        *field = value;
+    }
+}
+
+/// The field at `path` (a list-map item named `k:{...}`), to change.
+fn at_mut<'a>(object: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
+    path.iter().try_fold(object, |current, part| {
+        if part.starts_with("k:") {
+            current
+                .as_array_mut()?
+                .iter_mut()
+                .find(|item| is_item(item, part))
+        } else {
+            current.get_mut(part)
+        }
+    })
 }
 
 /// Removes the field at `path` from `object`: a list-map item named `k:{...}`, whole.
@@ -728,20 +761,9 @@ pub(crate) fn remove_path(object: &mut Value, path: &[String]) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
-    let mut current = object;
-    for part in parents {
-        let next = if part.starts_with("k:") {
-            current
-                .as_array_mut()
-                .and_then(|list| list.iter_mut().find(|item| is_item(item, part)))
-        } else {
-            current.get_mut(part)
-        };
-        match next {
-            Some(next) => current = next,
-            None => return,
-        }
-    }
+    let Some(current) = at_mut(object, parents) else {
+        return;
+    };
     if last.starts_with("k:") {
         if let Some(list) = current.as_array_mut() {
             list.retain(|item| !is_item(item, last));

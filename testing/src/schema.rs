@@ -215,7 +215,23 @@ impl StructuralSchema {
         self.fill_defaults(object);
     }
 
+    /// [`prune_and_default`](Self::prune_and_default) for the object a server-side apply
+    /// made, which the server does not decode again: its `null`s stay (a map the
+    /// configuration gives as `{}` and the apply emptied is `null`, see
+    /// `managed_fields::remove_applied_field`), to be defaulted, or refused by validation
+    /// where the field is not nullable.
+    pub(crate) fn default_applied(&self, object: &mut Value) {
+        self.prune_with(object, true, false);
+        self.fill_defaults(object);
+    }
+
+    /// Drops the fields the schema does not declare, and (see
+    /// [`prune_and_default`](Self::prune_and_default)) the `null`s it does not allow.
     pub(crate) fn prune(&self, value: &mut Value, object_root: bool) {
+        self.prune_with(value, object_root, true);
+    }
+
+    fn prune_with(&self, value: &mut Value, object_root: bool, drop_nulls: bool) {
         match value {
             Value::Object(map) => {
                 map.retain(|k, v| {
@@ -233,14 +249,18 @@ impl StructuralSchema {
                     }
                     match self.member(k) {
                         Some(field) => {
-                            if v.is_null() && !field.nullable && field.default.is_none() {
+                            if drop_nulls
+                                && v.is_null()
+                                && !field.nullable
+                                && field.default.is_none()
+                            {
                                 return false;
                             }
-                            field.prune(v, field.embedded_resource);
+                            field.prune_with(v, field.embedded_resource, drop_nulls);
                             true
                         }
                         None if self.any_additional => {
-                            StructuralSchema::default().prune(v, false);
+                            StructuralSchema::default().prune_with(v, false, drop_nulls);
                             true
                         }
                         None => self.preserve_unknown_fields,
@@ -251,7 +271,7 @@ impl StructuralSchema {
             Value::Array(items) if !self.preserve_unknown_fields => {
                 if let Some(schema) = &self.items {
                     for item in items {
-                        schema.prune(item, schema.embedded_resource);
+                        schema.prune_with(item, schema.embedded_resource, drop_nulls);
                     }
                 }
             }

@@ -1305,7 +1305,11 @@ impl ObjectTracker {
         if subresource == "status" {
             pod_status_update(info, name, &existing, &mut new)?;
         }
-        crate::defaults::apply(info, &mut new, false);
+        if applied.is_some() {
+            crate::defaults::apply_result(info, &mut new);
+        } else {
+            crate::defaults::apply(info, &mut new, false);
+        }
         let old = view.as_ref().unwrap_or(&existing);
         validate_custom(info, name, (&new, Some(old)), subresource == "status")?;
         store_numbers(info, &mut new);
@@ -1643,7 +1647,10 @@ impl ObjectTracker {
                     &config,
                     info.apply_schema(),
                 ) {
-                    managed_fields::remove_applied_field(&mut merged, &path);
+                    // A custom resource's map the configuration gives as `{}` and the
+                    // removal empties becomes `null`, as structured-merge-diff leaves it.
+                    let nulls = info.patch_fields.is_none().then_some(&config);
+                    managed_fields::remove_applied_field(&mut merged, &path, nulls);
                 }
                 // An empty set is left out, as the server leaves it out.
                 if meta(&merged)["finalizers"]

@@ -211,8 +211,16 @@ impl StructuralSchema {
         (prefix, path): (&str, &str),
         out: &mut Vec<Cause>,
     ) {
-        if value.is_null() || old == Some(value) {
-            // Pruning left only the nulls a schema allows.
+        if old == Some(value) {
+            return;
+        }
+        if value.is_null() {
+            // Pruning dropped a field's `null` the schema does not allow, but not a list
+            // item's, nor one a server-side apply left: those are not of the type.
+            let typed = self.value_type.is_some() || self.int_or_string;
+            if typed && !self.nullable {
+                self.check_type(value, &format!("{prefix}{path}"), path, out);
+            }
             return;
         }
         let field = format!("{prefix}{path}");

@@ -170,6 +170,8 @@ fn schema_validation_cases() -> Vec<Case> {
                 refused(json!({"few": ["x"]})),
                 refused(json!({"many": ["a", "b", "c"]})),
                 refused(json!({"one": [1, 2]})),
+                // A list item's `null` is not pruned, and is not of the type.
+                refused(json!({"many": [null, "x"]})),
                 refused(json!({"wide": {"a": "b"}})),
                 refused(json!({"narrow": {"a": "1", "b": "2"}})),
                 refused(json!({"tags": ["a", "b", "a", "b", "a"]})),
@@ -188,14 +190,14 @@ fn schema_validation_cases() -> Vec<Case> {
                 put(
                     &format!("{gauges}/g/status"),
                     json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
-                        "metadata": {"name": "g", "resourceVersion": "$rv:8"},
+                        "metadata": {"name": "g", "resourceVersion": "$rv:9"},
                         "status": {"count": -1}}),
                 )
                 .exact(),
                 put(
                     &format!("{gauges}/g/status"),
                     json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
-                        "metadata": {"name": "g", "resourceVersion": "$rv:8"},
+                        "metadata": {"name": "g", "resourceVersion": "$rv:9"},
                         "status": {"count": 0, "names": ["a", "a"]}}),
                 )
                 .exact(),
@@ -2816,7 +2818,77 @@ fn apply_cm(manager: &str, labels: Value, data: Value) -> Step {
 }
 
 fn patch_cases() -> Vec<Case> {
+    let settings = "/apis/diff.kclient.dev/v1/namespaces/{ns}/settings";
+    let applied = |spec: Value| {
+        patch(
+            &format!("{settings}/e"),
+            APPLY,
+            json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                "metadata": {"name": "e"}, "spec": spec}),
+        )
+        .q("fieldManager", "a")
+    };
     vec![
+        case(
+            "server-side apply: a manager applying an empty map drops the entries it owned",
+            vec![
+                patch(
+                    &cm_path("e"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "e", "labels": {"x": "1"}}, "data": {"a": "1"}}),
+                )
+                .q("fieldManager", "a"),
+                patch(
+                    &cm_path("e"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "e", "labels": {}}, "data": {}}),
+                )
+                .q("fieldManager", "a"),
+                patch(
+                    &cm_path("e"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "e"}}),
+                )
+                .q("fieldManager", "a"),
+                applied(json!({"weights": {"x": 1}, "labels": {"k": {"v": "w"}}})),
+                // A custom resource's map that the configuration names as `{}` and the apply
+                // empties is `null`, which the schema refuses.
+                applied(json!({"weights": {}, "labels": {}})),
+                applied(json!({})),
+            ],
+        ),
+        case(
+            "server-side apply: a custom resource's map emptied by an apply that names it",
+            {
+                let applied = |spec: Value| {
+                    patch(
+                        &format!("{settings}/n"),
+                        APPLY,
+                        json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Setting",
+                            "metadata": {"name": "n"}, "spec": spec}),
+                    )
+                    .q("fieldManager", "a")
+                };
+                vec![
+                    // Named as `{}` from the start: kept, empty.
+                    applied(json!({"weights": {}})),
+                    applied(json!({"weights": {"x": 1}})),
+                    applied(json!({"weights": {}})).exact(),
+                    // Emptied, `null`, then defaulted: `nested` has a default.
+                    applied(json!({"nested": {"inner": "q"}})),
+                    applied(json!({"nested": {}})),
+                    // A map value emptied.
+                    applied(json!({"labels": {"k": {"v": "1"}}})),
+                    applied(json!({"labels": {"k": {}}})).exact(),
+                    // Below a subtree that keeps unknown fields.
+                    applied(json!({"free": {"sub": {"a": "x"}}})),
+                    applied(json!({"free": {"sub": {}}})).exact(),
+                    get(&format!("{settings}/n")),
+                ]
+            },
+        ),
         case(
             "patch: merge adds a key",
             vec![
