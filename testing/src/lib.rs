@@ -250,7 +250,7 @@
 //!    server's checks of the rules when the CRD is written; a write other checks refuse gets
 //!    the server's note that the rules were not checked, with the feature or without. An update
 //!    ratchets as on the server: a value it leaves as it was passes whatever the schema now
-//!    says (found by field name, map key, a `map` list's key or a `set` item), and no list
+//!    says (found by field name, map key or a `map` list's key), and no list
 //!    is checked for repeats when the object repeated one before. What it leaves out: the
 //!    formats `uri`, `email`, `duration`, `creditcard` and `isbn` (unchecked). Several faults
 //!    are listed in name order where the server's order varies. No `Warning` names the

@@ -187,7 +187,8 @@ impl StructuralSchema {
             preserve_unknown_fields,
             any_additional,
             embedded_resource: flag("x-kubernetes-embedded-resource"),
-            value_type: text("type"),
+            // An empty `type` is none, and an empty `enum` allows anything, to the server.
+            value_type: text("type").filter(|t| !t.is_empty()),
             int_or_string: flag("x-kubernetes-int-or-string"),
             required: schema["required"]
                 .as_array()
@@ -195,7 +196,7 @@ impl StructuralSchema {
                 .flatten()
                 .filter_map(|r| r.as_str().map(str::to_owned))
                 .collect(),
-            allowed: schema["enum"].as_array().cloned(),
+            allowed: schema["enum"].as_array().filter(|e| !e.is_empty()).cloned(),
             limits: Limits::read(schema),
             rules,
             #[cfg(feature = "cel")]

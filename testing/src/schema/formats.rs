@@ -1,6 +1,6 @@
 //! The string formats a custom resource's schema may name (`format: uuid`), checked as
 //! kube-apiserver checks them: the formats of kube-openapi's default registry, matched by
-//! name with dashes and underscores ignored (`date-time` is `datetime`). A format the
+//! name with dashes ignored (`date-time` is `datetime`). A format the
 //! registry does not know (`binary`, `password`, or any other name) checks nothing, as on
 //! the server, which only warns about it when the CRD is written.
 //!
@@ -16,7 +16,8 @@ use regex::Regex;
 
 /// Whether `value` is in `format`; `None` when the fake does not check that format.
 pub(super) fn conforms(format: &str, value: &str) -> Option<bool> {
-    let name: String = format.chars().filter(|c| *c != '-' && *c != '_').collect();
+    // The server's registry ignores dashes only (`date_time` is no format it knows).
+    let name: String = format.chars().filter(|c| *c != '-').collect();
     let ok = match name.as_str() {
         "byte" => is_base64(value),
         "date" => is_date(value),
@@ -151,7 +152,7 @@ fn is_hostname(value: &str) -> bool {
 }
 
 /// An IP address as Kubernetes' `ParseIPSloppy` reads one: IPv4 octets may carry leading
-/// zeros, read as decimal.
+/// zeros, any number of them, read as decimal.
 fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
     if let Ok(ip) = value.parse::<IpAddr>() {
         return Some(ip);
@@ -162,7 +163,7 @@ fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
     }
     let mut bytes = [0u8; 4];
     for (byte, octet) in bytes.iter_mut().zip(&octets) {
-        if octet.is_empty() || octet.len() > 3 || !octet.bytes().all(|b| b.is_ascii_digit()) {
+        if octet.is_empty() || !octet.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
         *byte = octet.parse().ok()?;

@@ -2,8 +2,8 @@
 //! evaluates them after the OpenAPI checks (feature `cel`, with the `cel` crate): each rule
 //! of a schema node with `self` bound to the node's value, and a transition rule (one that
 //! names `oldSelf`) on an update only, with `oldSelf` bound to the same value in the object
-//! before the write (found by field name, map key, the key of a `map` list's item, or a
-//! `set` item's value; an item of an atomic list has none). A rule that yields false gives
+//! before the write (found by field name, map key, or the key of a `map` list's item; an
+//! item of a `set` or an atomic list has none, and neither has a value that was `null`). A rule that yields false gives
 //! the server's cause: its `reason` (`FieldValueInvalid` unless it says), at its node or
 //! its `fieldPath` below it, with its `message`, its `messageExpression`'s value, or
 //! `failed rule: <rule>`; one that fails to evaluate (`no such key: x`) says so, as the
@@ -14,8 +14,11 @@
 //! skips a rule the `cel` crate cannot parse), the cost limit at run time, the Kubernetes
 //! CEL libraries (`quantity()`, `url()`, `isSorted()`, ... fail to evaluate in the fake),
 //! `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
-//! (a `date-time` string stays a string). A value an update leaves as it was is not
-//! evaluated (ratcheting, as in `validation`).
+//! (a `date-time` string stays a string), and the server's other ways to name fields in a
+//! `fieldPath`. A value an update leaves as it was is evaluated too, and a rule that does
+//! not name `oldSelf` and yields false there passes (ratcheting, as in `validation`); an
+//! evaluation error does not. A map's value is named by its key in brackets
+//! (`spec.limits[cpu]`), as the server names it.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -59,6 +62,11 @@ impl PartialEq for Rule {
 }
 
 impl Rule {
+    /// How an evaluation error names the rule: by its message, if it has one.
+    fn named(&self) -> &str {
+        self.message.as_deref().unwrap_or(self.source.trim())
+    }
+
     /// The rules of one schema node; those the `cel` crate cannot parse are left out.
     pub(super) fn read_all(schema: &Value) -> Vec<Rule> {
         schema["x-kubernetes-validations"]
@@ -67,13 +75,13 @@ impl Rule {
             .flatten()
             .filter_map(|entry| {
                 let source = entry["rule"].as_str()?.to_owned();
-                let program = Program::compile(&source).ok()?;
+                let program = compile(&source)?;
                 let text = |key: &str| entry[key].as_str().map(str::to_owned);
                 Some(Rule {
                     transition: names_old_self(&source),
                     message_expression: entry["messageExpression"]
                         .as_str()
-                        .and_then(|m| Program::compile(m).ok())
+                        .and_then(compile)
                         .map(Arc::new),
                     message: text("message").filter(|m| !m.is_empty()),
                     reason: text("reason"),
@@ -84,6 +92,14 @@ impl Rule {
             })
             .collect()
     }
+}
+
+/// A rule's `fieldPath` as the server names the field: `.spec.x` as `spec.x`, a map key
+/// `['k']` as `[k]`.
+fn field_path(path: &str) -> String {
+    path.trim_start_matches('.')
+        .replace("['", "[")
+        .replace("']", "]")
 }
 
 /// Whether a rule names the identifier `oldSelf` (outside a string it would, inside one
@@ -100,6 +116,8 @@ fn names_old_self(source: &str) -> bool {
 impl StructuralSchema {
     /// Evaluates the rules at this node and below for `value` at `path` (`old` the same
     /// value before the write, on an update), each node's rules before its children's.
+    /// A value left as it was is evaluated too, but a rule that does not name `oldSelf`
+    /// and yields false there passes (ratcheting); its evaluation errors do not.
     pub(super) fn check_rules(
         &self,
         value: &Value,
@@ -107,22 +125,29 @@ impl StructuralSchema {
         path: &str,
         out: &mut Vec<Cause>,
     ) {
-        if !self.rules || value.is_null() || old == Some(value) {
-            // An unchanged value passes (ratcheting).
+        if !self.rules || value.is_null() {
             return;
         }
+        let unchanged = self.unchanged(value, old);
+        // No old value, or a null one: no transition rule.
+        let old = old.filter(|o| !o.is_null());
         for rule in &self.cel {
             if rule.transition && old.is_none() {
                 continue;
             }
-            self.evaluate(rule, value, old, path, out);
+            let ratchets = unchanged && !rule.transition;
+            self.evaluate(rule, (value, old), path, ratchets, out);
         }
         match value {
             Value::Object(map) => {
                 for (k, v) in map {
-                    if let Some(schema) = self.member(k) {
-                        let before = old.and_then(|o| o.get(k));
-                        schema.check_rules(v, before, &join(path, k), out);
+                    // A map's value is named by its key in brackets, a property by name.
+                    let (schema, child) = match self.properties.get(k) {
+                        Some(schema) => (Some(schema), join(path, k)),
+                        None => (self.member(k), format!("{path}[{k}]")),
+                    };
+                    if let Some(schema) = schema {
+                        schema.check_rules(v, old.and_then(|o| o.get(k)), &child, out);
                     }
                 }
             }
@@ -140,12 +165,14 @@ impl StructuralSchema {
         }
     }
 
+    /// One rule: `ratchets` when the value is unchanged and the rule does not name
+    /// `oldSelf`, so that its false result passes.
     fn evaluate(
         &self,
         rule: &Rule,
-        value: &Value,
-        old: Option<&Value>,
+        (value, old): (&Value, Option<&Value>),
         path: &str,
+        ratchets: bool,
         out: &mut Vec<Cause>,
     ) {
         let mut context = Context::default();
@@ -156,20 +183,25 @@ impl StructuralSchema {
         let type_name = self.value_type.as_deref().unwrap_or("object");
         match run(&rule.program, &context) {
             Ok(cel::Value::Bool(true)) => {}
+            Ok(cel::Value::Bool(false)) if ratchets => {}
             Ok(cel::Value::Bool(false)) => {
+                // A messageExpression's value, trimmed, unless empty, over 5 KiB or on
+                // more than one line; else the message; else the rule.
                 let message = rule
                     .message_expression
                     .as_ref()
                     .and_then(|m| match run(m, &context) {
-                        Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
-                            Some(s.as_str().to_owned())
+                        Ok(cel::Value::String(s)) => {
+                            let s = s.trim();
+                            let usable = !s.is_empty() && s.len() <= 5 * 1024 && !s.contains('\n');
+                            usable.then(|| s.to_owned())
                         }
                         _ => None,
                     })
                     .or_else(|| rule.message.clone())
                     .unwrap_or_else(|| format!("failed rule: {}", rule.source.trim()));
                 let field = match &rule.field_path {
-                    Some(below) => join(path, below.trim_start_matches('.')),
+                    Some(below) => join(path, &field_path(below)),
                     None => path.to_owned(),
                 };
                 out.push(match rule.reason.as_deref() {
@@ -182,7 +214,10 @@ impl StructuralSchema {
                     Some("FieldValueDuplicate") => (
                         "FieldValueDuplicate",
                         field,
-                        format!("Duplicate value: {}", go_value(value)),
+                        match value {
+                            Value::Object(_) | Value::Array(_) => "Duplicate value".to_owned(),
+                            scalar => format!("Duplicate value: {}", go_value(scalar)),
+                        },
                     ),
                     _ => (
                         "FieldValueInvalid",
@@ -201,7 +236,7 @@ impl StructuralSchema {
                 path.to_owned(),
                 format!(
                     "Invalid value: {type_name:?}: rule did not evaluate to a bool ({other:?}) evaluating rule: {}",
-                    rule.source.trim()
+                    rule.named()
                 ),
             )),
             Err(e) => out.push((
@@ -210,7 +245,7 @@ impl StructuralSchema {
                 format!(
                     "Invalid value: {type_name:?}: {} evaluating rule: {}",
                     cel_error(&e),
-                    rule.source.trim()
+                    rule.named()
                 ),
             )),
         }
@@ -257,6 +292,13 @@ impl StructuralSchema {
 /// A value the schema does not type, by its JSON alone.
 fn untyped(value: &Value) -> cel::Value {
     StructuralSchema::default().to_cel(value)
+}
+
+/// Compiles a rule or message expression; `None` when the `cel` crate cannot (or panics).
+fn compile(source: &str) -> Option<Program> {
+    std::panic::catch_unwind(|| Program::compile(source).ok())
+        .ok()
+        .flatten()
 }
 
 /// Runs a program; a panic inside the `cel` crate is an evaluation error, not the test's.

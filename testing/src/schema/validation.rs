@@ -5,8 +5,9 @@
 //! and `map` keys unique). Every cause is (reason, field, message).
 //!
 //! An update ratchets, as on the server since Kubernetes 1.33: a value left as it was (the
-//! same field, map value, `map` list item by key or `set` item before the write) passes
-//! whatever the schema now says, with all below it; an object the update changed is checked
+//! same field, map value, or `map` list item by key, before the write; a `map` list in
+//! another order counts as the same; an item of a `set` or an atomic list is matched with
+//! none) passes whatever the schema now says, with all below it; an object the update changed is checked
 //! for its own size and required fields; and when the object before the update repeated an
 //! item or key in any list, no list of the update is checked for repeats.
 //!
@@ -91,8 +92,10 @@ impl Limits {
     }
 }
 
-/// A Go pattern for the regex crate: Go's `\d`, `\w` and `\s` (also inside a class) match
-/// ASCII only, the regex crate's any script, so they become ASCII classes.
+/// A Go pattern for the regex crate: Go's `\d`, `\w` and `\s` (also inside a class) and
+/// `\b` match ASCII only, the regex crate's any script, so they become ASCII classes and
+/// an ASCII boundary; Go's `\<` and `\>` are the characters, the regex crate's word
+/// boundaries.
 fn ascii_classes(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len());
     let mut chars = pattern.chars();
@@ -108,6 +111,9 @@ fn ascii_classes(pattern: &str) -> String {
             Some('W') => out.push_str("[^0-9A-Za-z_]"),
             Some('s') => out.push_str(r"[\t\n\f\r ]"),
             Some('S') => out.push_str(r"[^\t\n\f\r ]"),
+            Some('b') => out.push_str(r"(?-u:\b)"),
+            Some('B') => out.push_str(r"(?-u:\B)"),
+            Some(c @ ('<' | '>')) => out.push(c),
             Some(other) => {
                 out.push('\\');
                 out.push(other);
@@ -129,6 +135,19 @@ impl StructuralSchema {
         if let Some(map) = object.as_object() {
             let identity = ["apiVersion", "kind", "metadata"];
             self.check_object(map, old, ("", ""), &identity, &mut out);
+            // Of `metadata`, a schema may constrain the name and generateName only.
+            if let (Some(schema), Some(meta)) =
+                (self.properties.get("metadata"), map.get("metadata"))
+            {
+                for name in ["name", "generateName"] {
+                    if let (Some(field), Some(value)) =
+                        (schema.properties.get(name), meta.get(name))
+                    {
+                        let before = old.and_then(|o| o["metadata"].get(name));
+                        field.check(value, before, ("", &format!("metadata.{name}")), &mut out);
+                    }
+                }
+            }
             if !old.is_some_and(|old| self.repeats_anywhere(old)) {
                 for (k, v) in map.iter().filter(|(k, _)| !identity.contains(&k.as_str())) {
                     if let Some(field) = self.member(k) {
@@ -211,16 +230,19 @@ impl StructuralSchema {
         (prefix, path): (&str, &str),
         out: &mut Vec<Cause>,
     ) {
-        if old == Some(value) {
+        if self.unchanged(value, old) {
             return;
         }
         if value.is_null() {
             // Pruning dropped a field's `null` the schema does not allow, but not a list
-            // item's, nor one a server-side apply left: those are not of the type.
+            // item's, nor one a server-side apply left: those are not of the type. A null
+            // is in no `enum`.
+            let field = format!("{prefix}{path}");
             let typed = self.value_type.is_some() || self.int_or_string;
             if typed && !self.nullable {
-                self.check_type(value, &format!("{prefix}{path}"), path, out);
+                self.check_type(value, &field, path, out);
             }
+            self.check_enum(value, &field, out);
             return;
         }
         let field = format!("{prefix}{path}");
@@ -250,28 +272,7 @@ impl StructuralSchema {
             }
             _ => {}
         }
-        if let Some(allowed) = &self.allowed
-            && !allowed.contains(value)
-        {
-            // Each allowed value printed (`%v`), then quoted: `"1", "2"`.
-            let supported: Vec<String> = allowed
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) => go_quote(s),
-                    Value::Null => go_quote("<nil>"),
-                    other => go_quote(&go_value(other)),
-                })
-                .collect();
-            out.push((
-                "FieldValueNotSupported",
-                field.clone(),
-                format!(
-                    "Unsupported value: {}: supported values: {}",
-                    go_value(value),
-                    supported.join(", ")
-                ),
-            ));
-        }
+        self.check_enum(value, &field, out);
         if let Value::Object(map) = value {
             self.check_object(map, old, (prefix, path), &[], out);
         }
@@ -298,13 +299,89 @@ impl StructuralSchema {
     /// the one with its key in a `map` list, the equal one in a `set`; none in an atomic
     /// list.
     pub(super) fn correlate<'v>(&self, item: &Value, olds: &'v [Value]) -> Option<&'v Value> {
-        match self.list_type.as_deref() {
-            Some("set") => olds.iter().find(|o| *o == item),
-            Some("map") => olds
-                .iter()
-                .find(|o| self.list_map_keys.iter().all(|k| o.get(k) == item.get(k))),
-            _ => None,
+        if self.list_type.as_deref() != Some("map") {
+            return None;
         }
+        // Every key present and a scalar, in both.
+        let keyed = |v: &Value| {
+            self.list_map_keys.iter().all(|k| {
+                v.get(k)
+                    .is_some_and(|k| !k.is_null() && !k.is_object() && !k.is_array())
+            })
+        };
+        if !keyed(item) {
+            return None;
+        }
+        olds.iter()
+            .find(|o| keyed(o) && self.list_map_keys.iter().all(|k| o.get(k) == item.get(k)))
+    }
+
+    /// Whether `value` is `old` as the server's ratcheting compares them: a `map` list's
+    /// items by key, in any order; all else as JSON.
+    pub(super) fn unchanged(&self, value: &Value, old: Option<&Value>) -> bool {
+        let Some(old) = old else {
+            return false;
+        };
+        match (value, old) {
+            (Value::Object(map), Value::Object(olds)) => {
+                map.len() == olds.len()
+                    && map.iter().all(|(k, v)| match self.member(k) {
+                        Some(schema) => schema.unchanged(v, olds.get(k)),
+                        None => olds.get(k) == Some(v),
+                    })
+            }
+            (Value::Array(items), Value::Array(olds))
+                if self.list_type.as_deref() == Some("map") =>
+            {
+                items.len() == olds.len()
+                    && items.iter().all(|item| {
+                        let schema = self.items.as_deref();
+                        match self.correlate(item, olds) {
+                            Some(o) => schema.map_or(o == item, |s| s.unchanged(item, Some(o))),
+                            None => false,
+                        }
+                    })
+            }
+            _ => value == old,
+        }
+    }
+
+    /// `enum`, matched as Go's validator matches: a number converted to each allowed
+    /// number's type first (so `1.0` and `1.5` both match an allowed `1`, which is an int64
+    /// to it), a `null` never.
+    fn check_enum(&self, value: &Value, field: &str, out: &mut Vec<Cause>) {
+        let Some(allowed) = self.allowed.as_ref().filter(|a| !a.is_empty()) else {
+            return;
+        };
+        let matches = |entry: &Value| match (value, entry) {
+            (Value::Null, _) => false,
+            (Value::Number(v), Value::Number(e)) => match (e.as_i64(), v.as_f64()) {
+                (Some(e), Some(v)) if v.is_finite() => v.trunc() == e as f64,
+                (None, Some(v)) => e.as_f64() == Some(v),
+                _ => false,
+            },
+            _ => value == entry,
+        };
+        if allowed.iter().any(matches) {
+            return;
+        }
+        // Each allowed value as text (a string as it is, anything else as JSON), quoted.
+        let supported: Vec<String> = allowed
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => go_quote(s),
+                other => go_quote(&go_json(other)),
+            })
+            .collect();
+        out.push((
+            "FieldValueNotSupported",
+            field.to_owned(),
+            format!(
+                "Unsupported value: {}: supported values: {}",
+                go_value(value),
+                supported.join(", ")
+            ),
+        ));
     }
 
     /// The type check: a value of another JSON type than the schema's. A float with no
@@ -313,7 +390,15 @@ impl StructuralSchema {
         let actual = match value {
             Value::Null => "null",
             Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_i64() || n.as_f64().is_some_and(is_json_integer) => "integer",
+            // A whole float64 counts as an integer only where the schema asks for one.
+            Value::Number(n)
+                if n.is_i64()
+                    || (n.as_f64().is_some_and(is_json_integer)
+                        && (self.value_type.as_deref() == Some("integer")
+                            || self.int_or_string)) =>
+            {
+                "integer"
+            }
             Value::Number(_) => "number",
             Value::String(_) => "string",
             Value::Array(_) => "array",
@@ -341,7 +426,8 @@ impl StructuralSchema {
         let limits = &self.limits;
         let length = s.chars().count() as u64;
         if let Some(max) = limits.max_length.filter(|max| length > *max) {
-            let message = format!("Too long: may not be more than {max} bytes");
+            let bytes = if max == 1 { "byte" } else { "bytes" };
+            let message = format!("Too long: may not be more than {max} {bytes}");
             out.push(("FieldValueTooLong", field.to_owned(), message));
         } else if let Some(min) = limits.min_length.filter(|min| length < *min) {
             let message = format!("{path} in body should be at least {min} chars long");
@@ -528,8 +614,13 @@ impl StructuralSchema {
             }
             Value::Object(map) => {
                 for (k, v) in map {
-                    if let Some(schema) = self.member(k) {
-                        schema.check_list_types(v, &join(path, k), out);
+                    // A map's value is named by its key in brackets, a property by name.
+                    let (schema, child) = match self.properties.get(k) {
+                        Some(schema) => (Some(schema), join(path, k)),
+                        None => (self.member(k), format!("{path}[{k}]")),
+                    };
+                    if let Some(schema) = schema {
+                        schema.check_list_types(v, &child, out);
                     }
                 }
             }
@@ -605,8 +696,8 @@ fn too_many(field: &str, size: u64, max: u64) -> Cause {
 }
 
 /// Whether a number, written as `text` (plain decimal), fits the type and format: an
-/// integer type takes the integers of its format (`int32`, `uint32`, `uint64`, else
-/// int64), a number type of format `float` those a float32 holds. When not, the server's
+/// integer type takes the integers of its format (`int32`, else int64), a number type of
+/// format `float` those a float32 holds. When not, the server's
 /// message, which it gives with no field.
 fn out_of_range(
     text: &str,
@@ -616,11 +707,11 @@ fn out_of_range(
     path: &str,
 ) -> Option<String> {
     let fits = match (value_type, format) {
+        // The server keeps only `int32` and `int64` of an integer's formats, and `float`
+        // and `double` of a number's.
         ("integer", "int32") => text.parse::<i32>().is_ok(),
-        ("integer", "uint32") => text.parse::<u32>().is_ok(),
-        ("integer", "uint64") => text.parse::<u64>().is_ok(),
         ("integer", _) => text.parse::<i64>().is_ok(),
-        (_, "float" | "float32") => text.parse::<f32>().is_ok_and(f32::is_finite),
+        ("number", "float") => text.parse::<f32>().is_ok_and(f32::is_finite),
         _ => true,
     };
     if fits {

@@ -906,10 +906,17 @@ pub(crate) fn test_crds() -> Vec<Value> {
                     "count": {"type": "integer", "minimum": 0},
                     "names": {"type": "array", "x-kubernetes-list-type": "set",
                         "items": {"type": "string"}}}}}});
+            // A schema may constrain the name (and generateName) of the metadata.
+            gauges["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"] = json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}});
             // CEL rules, which the fake checks only with its `cel` feature, and then without
             // the Kubernetes libraries (difference 1).
             let spec = &mut gauges["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
                 ["spec"]["properties"];
+            spec["tiny"] = json!({"type": "string", "maxLength": 1});
+            spec["ratio"] = json!({"type": "number", "enum": [1, 2]});
+            spec["choice"] = json!({"type": "string", "nullable": true, "enum": ["x"]});
+            spec["groups"] = json!({"type": "object", "additionalProperties": {"type": "array",
+                "x-kubernetes-list-type": "set", "items": {"type": "string"}}});
             spec["ruled"] = json!({"type": "integer",
                 "x-kubernetes-validations": [{"rule": "self > 0"}]});
             spec["site"] = json!({"type": "string", "maxLength": 100,
@@ -951,6 +958,12 @@ pub(crate) fn test_crds() -> Vec<Value> {
                         "x": ruled(json!({"type": "object",
                                 "properties": {"yy": {"type": "integer"}}}),
                             json!({"rule": "self.yy > 0"})),
+                        "w": ruled(json!({"type": "object",
+                                "properties": {"q": {"type": "integer"}}}),
+                            json!({"rule": "self.q > 0", "message": "q must be positive"})),
+                        "mm": {"type": "object", "maxProperties": 5,
+                            "additionalProperties": ruled(json!({"type": "integer"}),
+                                json!({"rule": "self >= 0"}))},
                         "ports": {"type": "array", "maxItems": 5,
                             "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
                             "items": {"type": "object", "required": ["port"],

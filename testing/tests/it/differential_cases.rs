@@ -120,6 +120,12 @@ fn schema_validation_cases() -> Vec<Case> {
                     refused(json!({"max": 1e21})),
                     refused(json!({"level": 3})),
                     refused(json!({"level": "x"})),
+                    // An allowed number is an int64 to the server, and a value is converted
+                    // to it first: 1.5 is 1. A null is in no enum.
+                    post(gauges, gauge(json!({"ratio": 1.5}))),
+                    delete(&format!("{gauges}/g"), None),
+                    refused(json!({"ratio": 3})),
+                    refused(json!({"choice": null})),
                     post(
                         gauges,
                         gauge(
@@ -141,6 +147,15 @@ fn schema_validation_cases() -> Vec<Case> {
                 refused(json!({"short": "é"})),
                 refused(json!({"long": "abcd"})),
                 refused(json!({"long": 7})),
+                refused(json!({"tiny": "ab"})),
+                // A whole float is a number where a string is asked for.
+                refused(json!({"short": 3.0})),
+                post(
+                    gauges,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
+                        "metadata": {"name": "a-name-longer-than-twenty"}, "spec": {}}),
+                )
+                .exact(),
                 refused(json!({"word": "ab\n"})),
                 // Go's \d is ASCII only.
                 refused(json!({"word": "ab\u{663}"})),
@@ -175,6 +190,8 @@ fn schema_validation_cases() -> Vec<Case> {
                 refused(json!({"wide": {"a": "b"}})),
                 refused(json!({"narrow": {"a": "1", "b": "2"}})),
                 refused(json!({"tags": ["a", "b", "a", "b", "a"]})),
+                // A map's value is named by its key in brackets.
+                refused(json!({"groups": {"a": ["x", "x"]}})),
                 // The key with its default (protocol TCP) is the same as the first.
                 refused(
                     json!({"ports": [{"port": 80}, {"port": 80, "protocol": "TCP"},
@@ -190,14 +207,14 @@ fn schema_validation_cases() -> Vec<Case> {
                 put(
                     &format!("{gauges}/g/status"),
                     json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
-                        "metadata": {"name": "g", "resourceVersion": "$rv:9"},
+                        "metadata": {"name": "g", "resourceVersion": "$rv:10"},
                         "status": {"count": -1}}),
                 )
                 .exact(),
                 put(
                     &format!("{gauges}/g/status"),
                     json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gauge",
-                        "metadata": {"name": "g", "resourceVersion": "$rv:9"},
+                        "metadata": {"name": "g", "resourceVersion": "$rv:10"},
                         "status": {"count": 0, "names": ["a", "a"]}}),
                 )
                 .exact(),
@@ -237,6 +254,9 @@ fn cel_cases() -> Vec<Case> {
                 refused(json!({"m": {"k": 0}})),
                 // A field the rule reads is absent: the rule fails to evaluate.
                 refused(json!({"x": {}})),
+                // The same, for a rule with a message: the error names the message.
+                refused(json!({"w": {}})),
+                refused(json!({"mm": {"k": -1}})),
                 refused(json!({"ports": [{"port": 0, "name": "a"}]})),
                 // A wrong type: the rules are not evaluated, and the server says so.
                 refused(json!({"c": 5})),

@@ -33,6 +33,11 @@ fn loose() -> Value {
         "min": {"type": "integer"}, "s": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
         "o": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+        "names": {"type": "array", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["port"],
+            "items": {"type": "object", "required": ["port"],
+                "properties": {"port": {"type": "integer"}}}},
         "other": {"type": "integer"}}})
 }
 
@@ -44,6 +49,12 @@ fn tight() -> Value {
         "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
         "o": {"type": "object", "required": ["b"],
             "properties": {"a": {"type": "integer", "minimum": 3}, "b": {"type": "integer"}}},
+        "names": {"type": "array", "x-kubernetes-list-type": "set",
+            "items": {"type": "string", "maxLength": 3}},
+        "ports": {"type": "array", "maxItems": 2, "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["port"],
+            "items": {"type": "object", "required": ["port"],
+                "properties": {"port": {"type": "integer"}}}},
         "other": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < 50"}]},
         "req": {"type": "string"}}})
 }
@@ -86,13 +97,18 @@ fn outcome(result: Result<Value, kclient_apimachinery::Error>) -> Value {
     }
 }
 
-/// Tightens the CRD, and on the real server waits until its handler serves the new
-/// schema (a probe object the new schema refuses is refused).
-async fn tighten(client: &Client, name: &str, group: &str, ns: &str, real: bool) {
+/// Gives the CRD `schema`, and on the real server waits until its handler serves it (a
+/// probe object of spec `refused`, which the new schema refuses, is refused).
+async fn tighten(
+    client: &Client,
+    (name, group, ns): (&str, &str, &str),
+    (schema, refused): (Value, Value),
+    real: bool,
+) {
     let mut current = send(client, "GET", &format!("{CRDS}/{name}"), None)
         .await
         .expect("the CRD");
-    current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = tight();
+    current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = schema;
     send(client, "PUT", &format!("{CRDS}/{name}"), Some(current))
         .await
         .expect("tightening the CRD");
@@ -102,7 +118,7 @@ async fn tighten(client: &Client, name: &str, group: &str, ns: &str, real: bool)
     let path = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
     for _ in 0..300 {
         let probe = json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
-            "metadata": {"name": "probe"}, "spec": {"min": 5, "req": "x"}});
+            "metadata": {"name": "probe"}, "spec": refused.clone()});
         match send(client, "POST", &path, Some(probe)).await {
             Err(e) if e.is_invalid() => return,
             Ok(_) => {
@@ -152,12 +168,15 @@ async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
             Some(
                 json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
                 "metadata": {"name": "r"},
-                "spec": {"min": 5, "s": "abcdef", "tags": ["a", "a"], "o": {"a": 1}}}),
+                "spec": {"min": 5, "s": "abcdef", "tags": ["a", "a"], "o": {"a": 1},
+                    "names": ["toolong"],
+                    "ports": [{"port": 1}, {"port": 2}, {"port": 3}]}}),
             ),
         )
         .await;
         let mut seen = vec![outcome(created)];
-        tighten(client, &name, &group, ns, real).await;
+        let refused = json!({"min": 5, "req": "x"});
+        tighten(client, (&name, &group, ns), (tight(), refused), real).await;
         let mut changes = vec![
             json!({"other": 1}),
             json!({"min": 6}),
@@ -167,6 +186,10 @@ async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
             json!({"tags": ["a", "b", "b"]}),
             // Pruned to nothing: the update changes no value, and passes whole.
             json!({"o": {"a": 1, "c": 1}}),
+            // A set's items are not matched with the old ones: all are checked.
+            json!({"names": ["toolong", "ok"]}),
+            // A map list in another order is the same list: nothing changed.
+            json!({"ports": [{"port": 3}, {"port": 2}, {"port": 1}]}),
             json!({"other": 1, "req": "x"}),
         ];
         if cfg!(feature = "cel") {
@@ -200,5 +223,87 @@ async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
     assert!(!real[5].to_string().contains("Duplicate"), "{}", real[5]);
     assert!(!real[6].to_string().contains("Duplicate"), "{}", real[6]);
     assert_eq!(real[7]["spec"]["min"], 5, "{}", real[7]);
-    assert_eq!(real[8]["spec"]["req"], "x", "{}", real[8]);
+    assert!(real[8].to_string().contains("spec.names[0]"), "{}", real[8]);
+    assert_eq!(real[9]["spec"]["ports"][0]["port"], 3, "{}", real[9]);
+    assert_eq!(real[10]["spec"]["req"], "x", "{}", real[10]);
+}
+
+/// CEL rules ratchet too, but only their false results, and only for rules that do not
+/// name `oldSelf`: a rule that fails to evaluate on a value left as it was still refuses.
+#[cfg(feature = "cel")]
+#[tokio::test(flavor = "multi_thread")]
+async fn cel_rules_ratchet_their_false_results_only_on_both() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let ns = b.ns.name();
+    let group = format!("{ns}.cel-ratchet.kclient.dev");
+    let name = format!("ratchets.{group}");
+    let path = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
+    let loose = json!({"type": "object", "properties": {
+        "a": {"type": "integer"}, "x": {"type": "integer"},
+        "o": {"type": "object", "properties": {"b": {"type": "integer"}}}}});
+    let rule = |schema: Value, rule: &str| {
+        let mut schema = schema;
+        schema["x-kubernetes-validations"] = json!([{"rule": rule}]);
+        schema
+    };
+    let tight = json!({"type": "object", "properties": {
+        "a": rule(json!({"type": "integer"}), "self > 5"),
+        "x": {"type": "integer"},
+        "o": rule(json!({"type": "object", "properties": {"b": {"type": "integer"}}}),
+            "self.b > 0")}});
+    let mut outcomes = Vec::new();
+    for (client, real) in [(&b.real, true), (&b.fake, false)] {
+        send(client, "POST", CRDS, Some(crd(&group, loose.clone())))
+            .await
+            .expect("creating the CRD");
+        establish(client, &group, ns).await;
+        let created = send(
+            client,
+            "POST",
+            &path,
+            Some(
+                json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
+                "metadata": {"name": "r"}, "spec": {"a": 1, "o": {}}}),
+            ),
+        )
+        .await;
+        let mut seen = vec![outcome(created)];
+        let probe = json!({"a": 1});
+        tighten(client, (&name, &group, ns), (tight.clone(), probe), real).await;
+        for change in [
+            // `o` is unchanged, but its rule fails to evaluate (no `b`): refused.
+            json!({"x": 1}),
+            // `o` changed and holds; `a` is unchanged, its rule false: passes.
+            json!({"o": {"b": 1}}),
+            // `a` changed: its rule holds it.
+            json!({"a": 2}),
+        ] {
+            let result = send(
+                client,
+                "PATCH",
+                &format!("{path}/r"),
+                Some(json!({"spec": change})),
+            )
+            .await;
+            seen.push(outcome(result));
+        }
+        let _ = client
+            .delete()
+            .abs_path(&format!("{CRDS}/{name}"))
+            .send::<Value>()
+            .await;
+        outcomes.push(seen);
+    }
+    let (real, fake) = (&outcomes[0], &outcomes[1]);
+    for (i, (r, f)) in real.iter().zip(fake).enumerate() {
+        assert_eq!(r, f, "step {i}: the server and the fake differ");
+    }
+    assert!(real[1].to_string().contains("no such key"), "{}", real[1]);
+    assert_eq!(real[2]["spec"]["a"], 1, "{}", real[2]);
+    assert!(
+        real[3].to_string().contains("failed rule: self > 5"),
+        "{}",
+        real[3]
+    );
 }
