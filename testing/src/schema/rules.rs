@@ -141,12 +141,7 @@ impl StructuralSchema {
         match value {
             Value::Object(map) => {
                 for (k, v) in map {
-                    // A map's value is named by its key in brackets, a property by name.
-                    let (schema, child) = match self.properties.get(k) {
-                        Some(schema) => (Some(schema), join(path, k)),
-                        None => (self.member(k), format!("{path}[{k}]")),
-                    };
-                    if let Some(schema) = schema {
+                    if let Some((schema, child)) = self.member_at(path, k) {
                         schema.check_rules(v, old.and_then(|o| o.get(k)), &child, out);
                     }
                 }

@@ -614,17 +614,22 @@ impl StructuralSchema {
             }
             Value::Object(map) => {
                 for (k, v) in map {
-                    // A map's value is named by its key in brackets, a property by name.
-                    let (schema, child) = match self.properties.get(k) {
-                        Some(schema) => (Some(schema), join(path, k)),
-                        None => (self.member(k), format!("{path}[{k}]")),
-                    };
-                    if let Some(schema) = schema {
+                    if let Some((schema, child)) = self.member_at(path, k) {
                         schema.check_list_types(v, &child, out);
                     }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The schema of the member `k` of an object at `path`, and the member's path as the
+    /// list-type and CEL checks name it: a property by name (`spec.x`), a map's value by
+    /// its key in brackets (`spec.limits[cpu]`).
+    pub(super) fn member_at(&self, path: &str, k: &str) -> Option<(&StructuralSchema, String)> {
+        match self.properties.get(k) {
+            Some(schema) => Some((schema, join(path, k))),
+            None => Some((self.member(k)?, format!("{path}[{k}]"))),
         }
     }
 

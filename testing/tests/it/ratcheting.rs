@@ -146,65 +146,40 @@ async fn establish(client: &Client, group: &str, ns: &str) {
     panic!("the CRD of {group} was not served within 30 s");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
+/// A schema's story on the server and in the fake alike: a CRD of a group of this run's
+/// own (`{ns}.{label}.kclient.dev`, so that it is new on the server) created with the spec
+/// schema `loose`; the object `r` created with `spec`; the CRD given `tight` (`probe`, a
+/// spec it refuses, tells when the server serves it); each of `changes` applied to `r` as a
+/// merge patch. The outcomes of the create and the changes, the server's then the fake's;
+/// they must be equal.
+async fn on_both(
+    label: &str,
+    (loose, spec): (Value, Value),
+    (tight, probe): (Value, Value),
+    changes: &[Value],
+) -> Vec<Value> {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     let ns = b.ns.name();
-    // A group of this run's own, so that the CRD is new on the server.
-    let group = format!("{ns}.ratchet.kclient.dev");
+    let group = format!("{ns}.{label}.kclient.dev");
     let name = format!("ratchets.{group}");
     let path = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
     let mut outcomes = Vec::new();
     for (client, real) in [(&b.real, true), (&b.fake, false)] {
-        send(client, "POST", CRDS, Some(crd(&group, loose())))
+        send(client, "POST", CRDS, Some(crd(&group, loose.clone())))
             .await
             .expect("creating the CRD");
         establish(client, &group, ns).await;
-        let created = send(
-            client,
-            "POST",
-            &path,
-            Some(
-                json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
-                "metadata": {"name": "r"},
-                "spec": {"min": 5, "s": "abcdef", "tags": ["a", "a"], "o": {"a": 1},
-                    "names": ["toolong"],
-                    "ports": [{"port": 1}, {"port": 2}, {"port": 3}]}}),
-            ),
-        )
-        .await;
-        let mut seen = vec![outcome(created)];
-        let refused = json!({"min": 5, "req": "x"});
-        tighten(client, (&name, &group, ns), (tight(), refused), real).await;
-        let mut changes = vec![
-            json!({"other": 1}),
-            json!({"min": 6}),
-            json!({"s": "abcdefg"}),
-            json!({"o": {"a": 2}}),
-            json!({"tags": ["a", "a", "b"]}),
-            json!({"tags": ["a", "b", "b"]}),
-            // Pruned to nothing: the update changes no value, and passes whole.
-            json!({"o": {"a": 1, "c": 1}}),
-            // A set's items are not matched with the old ones: all are checked.
-            json!({"names": ["toolong", "ok"]}),
-            // A map list in another order is the same list: nothing changed.
-            json!({"ports": [{"port": 3}, {"port": 2}, {"port": 1}]}),
-            json!({"other": 1, "req": "x"}),
-        ];
-        if cfg!(feature = "cel") {
-            // A CEL rule holds for a changed value; the unchanged `s` still passes its own.
-            changes.push(json!({"other": 60}));
-        }
+        let object = json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
+            "metadata": {"name": "r"}, "spec": spec});
+        let mut seen = vec![outcome(send(client, "POST", &path, Some(object)).await)];
+        let schema = (tight.clone(), probe.clone());
+        tighten(client, (&name, &group, ns), schema, real).await;
         for change in changes {
-            let result = send(
-                client,
-                "PATCH",
-                &format!("{path}/r"),
-                Some(json!({"spec": change})),
-            )
-            .await;
-            seen.push(outcome(result));
+            let patch = Some(json!({"spec": change}));
+            seen.push(outcome(
+                send(client, "PATCH", &format!("{path}/r"), patch).await,
+            ));
         }
         let _ = client
             .delete()
@@ -217,6 +192,34 @@ async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
     for (i, (r, f)) in real.iter().zip(fake).enumerate() {
         assert_eq!(r, f, "step {i}: the server and the fake differ");
     }
+    outcomes.swap_remove(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
+    let spec = json!({"min": 5, "s": "abcdef", "tags": ["a", "a"], "o": {"a": 1},
+        "names": ["toolong"], "ports": [{"port": 1}, {"port": 2}, {"port": 3}]});
+    let mut changes = vec![
+        json!({"other": 1}),
+        json!({"min": 6}),
+        json!({"s": "abcdefg"}),
+        json!({"o": {"a": 2}}),
+        json!({"tags": ["a", "a", "b"]}),
+        json!({"tags": ["a", "b", "b"]}),
+        // Pruned to nothing: the update changes no value, and passes whole.
+        json!({"o": {"a": 1, "c": 1}}),
+        // A set's items are not matched with the old ones: all are checked.
+        json!({"names": ["toolong", "ok"]}),
+        // A map list in another order is the same list: nothing changed.
+        json!({"ports": [{"port": 3}, {"port": 2}, {"port": 1}]}),
+        json!({"other": 1, "req": "x"}),
+    ];
+    if cfg!(feature = "cel") {
+        // A CEL rule holds for a changed value; the unchanged `s` still passes its own.
+        changes.push(json!({"other": 60}));
+    }
+    let probe = json!({"min": 5, "req": "x"});
+    let real = on_both("ratchet", (loose(), spec), (tight(), probe), &changes).await;
     // The server refused the changed values and passed the rest (as read from it).
     assert_eq!(real[1]["code"], 422, "{}", real[1]);
     // A set that repeated an item before is not checked for repeats (nor is any other).
@@ -233,12 +236,6 @@ async fn values_left_as_they_were_pass_a_tightened_schema_on_both() {
 #[cfg(feature = "cel")]
 #[tokio::test(flavor = "multi_thread")]
 async fn cel_rules_ratchet_their_false_results_only_on_both() {
-    let env = TestEnv::connect().await;
-    let b = both(&env).await;
-    let ns = b.ns.name();
-    let group = format!("{ns}.cel-ratchet.kclient.dev");
-    let name = format!("ratchets.{group}");
-    let path = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
     let loose = json!({"type": "object", "properties": {
         "a": {"type": "integer"}, "x": {"type": "integer"},
         "o": {"type": "object", "properties": {"b": {"type": "integer"}}}}});
@@ -252,53 +249,22 @@ async fn cel_rules_ratchet_their_false_results_only_on_both() {
         "x": {"type": "integer"},
         "o": rule(json!({"type": "object", "properties": {"b": {"type": "integer"}}}),
             "self.b > 0")}});
-    let mut outcomes = Vec::new();
-    for (client, real) in [(&b.real, true), (&b.fake, false)] {
-        send(client, "POST", CRDS, Some(crd(&group, loose.clone())))
-            .await
-            .expect("creating the CRD");
-        establish(client, &group, ns).await;
-        let created = send(
-            client,
-            "POST",
-            &path,
-            Some(
-                json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
-                "metadata": {"name": "r"}, "spec": {"a": 1, "o": {}}}),
-            ),
-        )
-        .await;
-        let mut seen = vec![outcome(created)];
-        let probe = json!({"a": 1});
-        tighten(client, (&name, &group, ns), (tight.clone(), probe), real).await;
-        for change in [
-            // `o` is unchanged, but its rule fails to evaluate (no `b`): refused.
-            json!({"x": 1}),
-            // `o` changed and holds; `a` is unchanged, its rule false: passes.
-            json!({"o": {"b": 1}}),
-            // `a` changed: its rule holds it.
-            json!({"a": 2}),
-        ] {
-            let result = send(
-                client,
-                "PATCH",
-                &format!("{path}/r"),
-                Some(json!({"spec": change})),
-            )
-            .await;
-            seen.push(outcome(result));
-        }
-        let _ = client
-            .delete()
-            .abs_path(&format!("{CRDS}/{name}"))
-            .send::<Value>()
-            .await;
-        outcomes.push(seen);
-    }
-    let (real, fake) = (&outcomes[0], &outcomes[1]);
-    for (i, (r, f)) in real.iter().zip(fake).enumerate() {
-        assert_eq!(r, f, "step {i}: the server and the fake differ");
-    }
+    let changes = [
+        // `o` is unchanged, but its rule fails to evaluate (no `b`): refused.
+        json!({"x": 1}),
+        // `o` changed and holds; `a` is unchanged, its rule false: passes.
+        json!({"o": {"b": 1}}),
+        // `a` changed: its rule holds it.
+        json!({"a": 2}),
+    ];
+    let spec = json!({"a": 1, "o": {}});
+    let real = on_both(
+        "cel-ratchet",
+        (loose, spec),
+        (tight, json!({"a": 1})),
+        &changes,
+    )
+    .await;
     assert!(real[1].to_string().contains("no such key"), "{}", real[1]);
     assert_eq!(real[2]["spec"]["a"], 1, "{}", real[2]);
     assert!(
