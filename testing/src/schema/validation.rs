@@ -252,7 +252,12 @@ impl StructuralSchema {
                 self.check_string(s, &field, path, out);
                 self.check_format(s, &field, path, out);
             }
-            Value::Number(n) => self.check_number(n, &field, path, out),
+            Value::Number(n) => {
+                // The causes with no field of their own: `<nil>`, or the subresource's
+                // root (`status`) on a write through it.
+                let unfielded = prefix.strip_suffix('.').unwrap_or("<nil>");
+                self.check_number(n, (&field, unfielded), path, out);
+            }
             Value::Array(items) => {
                 if let Some(schema) = &self.items {
                     let olds = old.and_then(Value::as_array);
@@ -456,7 +461,13 @@ impl StructuralSchema {
     /// `multipleOf`, `minimum`, `maximum`. An int64 value is compared with each bound as
     /// an int64 (Go's conversion, which truncates: so a `multipleOf` under 1 is 0 to an
     /// integer, which the server refuses as not positive).
-    fn check_number(&self, n: &Number, field: &str, path: &str, out: &mut Vec<Cause>) {
+    fn check_number(
+        &self,
+        n: &Number,
+        (field, unfielded): (&str, &str),
+        path: &str,
+        out: &mut Vec<Cause>,
+    ) {
         let limits = &self.limits;
         let format = limits.format.as_deref().unwrap_or("");
         let value_type = self.value_type.as_deref().unwrap_or("");
@@ -465,7 +476,7 @@ impl StructuralSchema {
             None => format!("{}", n.as_f64().unwrap_or(0.0)),
         };
         if let Some(message) = out_of_range(&text, value_type, format, "Checked", path) {
-            out.push((INVALID, "<nil>".to_owned(), message));
+            out.push((INVALID, unfielded.to_owned(), message));
         }
         let data = n.as_f64().unwrap_or(0.0);
         let value = Value::Number(n.clone());
@@ -475,7 +486,7 @@ impl StructuralSchema {
             let text = format!("{bound}");
             match out_of_range(&text, value_type, format, prefix, path) {
                 Some(message) => {
-                    out.push((INVALID, "<nil>".to_owned(), message));
+                    out.push((INVALID, unfielded.to_owned(), message));
                     None
                 }
                 None => n.as_i64(),

@@ -218,6 +218,13 @@ fn schema_validation_cases() -> Vec<Case> {
                         "status": {"count": 0, "names": ["a", "a"]}}),
                 )
                 .exact(),
+                // Through `status`, a cause with no field names the subresource's root.
+                patch(
+                    &format!("{gauges}/g/status"),
+                    MERGE,
+                    json!({"status": {"count": 1.5}}),
+                )
+                .exact(),
                 patch(
                     &format!("{gauges}/g/status"),
                     MERGE,
