@@ -157,6 +157,31 @@ fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
     if let Ok(ip) = value.parse::<IpAddr>() {
         return Some(ip);
     }
+    if value.contains(':') {
+        // IPv6: a group may carry leading zeros past four digits (`00001::`), and an IPv4
+        // tail leading zeros in its octets.
+        let groups: Option<Vec<String>> = value
+            .split(':')
+            .map(|group| {
+                if group.contains('.') {
+                    return Some(parse_ipv4_sloppy(group)?.to_string());
+                }
+                let trimmed = group.trim_start_matches('0');
+                match (group.is_empty(), trimmed.len()) {
+                    (true, _) => Some(String::new()),
+                    (false, 0) => Some("0".to_owned()),
+                    (false, 1..=4) => Some(trimmed.to_owned()),
+                    _ => None,
+                }
+            })
+            .collect();
+        return groups?.join(":").parse::<Ipv6Addr>().ok().map(IpAddr::V6);
+    }
+    parse_ipv4_sloppy(value).map(IpAddr::V4)
+}
+
+/// An IPv4 address whose octets may carry leading zeros, read as decimal.
+fn parse_ipv4_sloppy(value: &str) -> Option<Ipv4Addr> {
     let octets: Vec<&str> = value.split('.').collect();
     if octets.len() != 4 {
         return None;
@@ -168,7 +193,7 @@ fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
         }
         *byte = octet.parse().ok()?;
     }
-    Some(IpAddr::V4(Ipv4Addr::from(bytes)))
+    Some(Ipv4Addr::from(bytes))
 }
 
 /// `address/prefix` (`ParseCIDRSloppy`), the prefix in decimal up to the address's bits.
@@ -247,8 +272,14 @@ mod tests {
             ),
             (
                 "cidr",
-                &["10.0.0.0/8", "::/0"],
-                &["10.0.0.0", "10.0.0.0/33"],
+                &[
+                    "10.0.0.0/8",
+                    "::/0",
+                    "00001::/64",
+                    "1:2:3:4:5:6:7:00008/128",
+                    "::ffff:001.2.3.4/128",
+                ],
+                &["10.0.0.0", "10.0.0.0/33", "10000::/64"],
             ),
             (
                 "mac",
