@@ -422,9 +422,7 @@ pub(crate) fn apply(info: &ResourceInfo, obj: &mut Value, creating: bool) {
 }
 
 /// [`apply`] for the object a server-side apply made from an existing one: a custom
-/// resource keeps the `null`s the apply left ([`StructuralSchema::default_applied`]).
-///
-/// [`StructuralSchema::default_applied`]: crate::StructuralSchema
+/// resource keeps the `null`s the apply left (`StructuralSchema::default_applied`).
 pub(crate) fn apply_result(info: &ResourceInfo, obj: &mut Value) {
     match &info.schema {
         Some(schema) if info.patch_fields.is_none() => schema.default_applied(obj),

@@ -128,15 +128,23 @@ impl StructuralSchema {
         if !self.rules || value.is_null() {
             return;
         }
-        let unchanged = self.unchanged(value, old);
         // No old value, or a null one: no transition rule.
         let old = old.filter(|o| !o.is_null());
-        for rule in &self.cel {
-            if rule.transition && old.is_none() {
-                continue;
+        if !self.cel.is_empty() {
+            // The node's values, converted once for all its rules.
+            let mut context = Context::default();
+            context.add_variable_from_value("self", self.to_cel(value));
+            if let Some(old) = old {
+                context.add_variable_from_value("oldSelf", self.to_cel(old));
             }
-            let ratchets = unchanged && !rule.transition;
-            self.evaluate(rule, (value, old), path, ratchets, out);
+            let unchanged = self.unchanged(value, old);
+            for rule in &self.cel {
+                if rule.transition && old.is_none() {
+                    continue;
+                }
+                let ratchets = unchanged && !rule.transition;
+                self.evaluate(rule, (&context, value), path, ratchets, out);
+            }
         }
         match value {
             Value::Object(map) => {
@@ -160,23 +168,19 @@ impl StructuralSchema {
         }
     }
 
-    /// One rule: `ratchets` when the value is unchanged and the rule does not name
+    /// One rule, in `context` (`self`, and `oldSelf` on an update, bound to `value` and
+    /// its old value): `ratchets` when the value is unchanged and the rule does not name
     /// `oldSelf`, so that its false result passes.
     fn evaluate(
         &self,
         rule: &Rule,
-        (value, old): (&Value, Option<&Value>),
+        (context, value): (&Context<'_, '_>, &Value),
         path: &str,
         ratchets: bool,
         out: &mut Vec<Cause>,
     ) {
-        let mut context = Context::default();
-        context.add_variable_from_value("self", self.to_cel(value));
-        if let Some(old) = old {
-            context.add_variable_from_value("oldSelf", self.to_cel(old));
-        }
         let type_name = self.value_type.as_deref().unwrap_or("object");
-        match run(&rule.program, &context) {
+        match run(&rule.program, context) {
             Ok(cel::Value::Bool(true)) => {}
             Ok(cel::Value::Bool(false)) if ratchets => {}
             Ok(cel::Value::Bool(false)) => {
@@ -185,7 +189,7 @@ impl StructuralSchema {
                 let message = rule
                     .message_expression
                     .as_ref()
-                    .and_then(|m| match run(m, &context) {
+                    .and_then(|m| match run(m, context) {
                         Ok(cel::Value::String(s)) => {
                             let s = s.trim();
                             let usable = !s.is_empty() && s.len() <= 5 * 1024 && !s.contains('\n');

@@ -30,6 +30,8 @@ use super::{StructuralSchema, formats};
 pub(crate) type Cause = (&'static str, String, String);
 
 const INVALID: &str = "FieldValueInvalid";
+/// The fields of an object the schema validates only in part (see `validate`).
+const IDENTITY: [&str; 3] = ["apiVersion", "kind", "metadata"];
 const TYPE_INVALID: &str = "FieldValueTypeInvalid";
 
 /// The bounds a schema node sets on its value, beyond its type and `enum`.
@@ -133,8 +135,7 @@ impl StructuralSchema {
     pub(crate) fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut out = Vec::new();
         if let Some(map) = object.as_object() {
-            let identity = ["apiVersion", "kind", "metadata"];
-            self.check_object(map, old, ("", ""), &identity, &mut out);
+            self.check_object(map, old, ("", ""), &IDENTITY, &mut out);
             // Of `metadata`, a schema may constrain the name and generateName only.
             if let (Some(schema), Some(meta)) =
                 (self.properties.get("metadata"), map.get("metadata"))
@@ -149,11 +150,7 @@ impl StructuralSchema {
                 }
             }
             if !old.is_some_and(|old| self.repeats_anywhere(old)) {
-                for (k, v) in map.iter().filter(|(k, _)| !identity.contains(&k.as_str())) {
-                    if let Some(field) = self.member(k) {
-                        field.check_list_types(v, k, &mut out);
-                    }
-                }
+                self.check_root_list_types(map, &mut out);
             }
         }
         self.check_cel(object, old, &mut out);
@@ -266,14 +263,8 @@ impl StructuralSchema {
                         schema.check(item, before, (prefix, &format!("{path}[{i}]")), out);
                     }
                 }
-                let size = items.len() as u64;
-                if let Some(min) = self.limits.min_items.filter(|min| size < *min) {
-                    let message = format!("{path} in body should have at least {min} items");
-                    out.push((INVALID, field.clone(), invalid(&size.into(), &message)));
-                }
-                if let Some(max) = self.limits.max_items.filter(|max| size > *max) {
-                    out.push(too_many(&field, size, max));
-                }
+                let bounds = (self.limits.min_items, self.limits.max_items);
+                check_size(items.len(), bounds, "items", (&field, path), out);
             }
             _ => {}
         }
@@ -288,16 +279,18 @@ impl StructuralSchema {
     fn repeats_anywhere(&self, object: &Value) -> bool {
         let mut found = Vec::new();
         if let Some(map) = object.as_object() {
-            for (k, v) in map {
-                if let Some(field) = self
-                    .member(k)
-                    .filter(|_| !["apiVersion", "kind", "metadata"].contains(&k.as_str()))
-                {
-                    field.check_list_types(v, k, &mut found);
-                }
-            }
+            self.check_root_list_types(map, &mut found);
         }
         !found.is_empty()
+    }
+
+    /// The list types' check of an object's fields, but its identity's.
+    fn check_root_list_types(&self, map: &Map<String, Value>, out: &mut Vec<Cause>) {
+        for (k, v) in map.iter().filter(|(k, _)| !IDENTITY.contains(&k.as_str())) {
+            if let Some(field) = self.member(k) {
+                field.check_list_types(v, k, out);
+            }
+        }
     }
 
     /// The item of an old list that `item` continues, for ratcheting and transition rules:
@@ -583,14 +576,8 @@ impl StructuralSchema {
         out: &mut Vec<Cause>,
     ) {
         let field = format!("{prefix}{path}");
-        let size = map.len() as u64;
-        if let Some(min) = self.limits.min_properties.filter(|min| size < *min) {
-            let message = format!("{path} in body should have at least {min} properties");
-            out.push((INVALID, field.clone(), invalid(&size.into(), &message)));
-        }
-        if let Some(max) = self.limits.max_properties.filter(|max| size > *max) {
-            out.push(too_many(&field, size, max));
-        }
+        let bounds = (self.limits.min_properties, self.limits.max_properties);
+        check_size(map.len(), bounds, "properties", (&field, path), out);
         for name in &self.required {
             if !map.contains_key(name) {
                 out.push((
@@ -701,14 +688,26 @@ fn invalid(value: &Value, message: &str) -> String {
     format!("Invalid value: {}: {message}", go_value(value))
 }
 
-/// `Too many`, as the server words a list or object over its size.
-fn too_many(field: &str, size: u64, max: u64) -> Cause {
-    let items = if max == 1 { "item" } else { "items" };
-    (
-        "FieldValueTooMany",
-        field.to_owned(),
-        format!("Too many: {size}: must have at most {max} {items}"),
-    )
+/// A list's (`what`: `items`) or an object's (`properties`) size against its schema's
+/// `(min, max)`: under the least, `Invalid value`; over the most, `Too many`, worded for
+/// both as the server words a list.
+fn check_size(
+    size: usize,
+    (min, max): (Option<u64>, Option<u64>),
+    what: &str,
+    (field, path): (&str, &str),
+    out: &mut Vec<Cause>,
+) {
+    let size = size as u64;
+    if let Some(min) = min.filter(|min| size < *min) {
+        let message = format!("{path} in body should have at least {min} {what}");
+        out.push((INVALID, field.to_owned(), invalid(&size.into(), &message)));
+    }
+    if let Some(max) = max.filter(|max| size > *max) {
+        let items = if max == 1 { "item" } else { "items" };
+        let message = format!("Too many: {size}: must have at most {max} {items}");
+        out.push(("FieldValueTooMany", field.to_owned(), message));
+    }
 }
 
 /// Whether a number, written as `text` (plain decimal), fits the type and format: an
