@@ -215,7 +215,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 235 scripted cases (234 without
+//! Each of these is checked by `tests/it/differential.rs`: 236 scripted cases (234 without
 //! the `cel` feature) run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
@@ -245,9 +245,12 @@
 //!    the items of `set` lists and keys of `map` lists once each. CEL rules
 //!    (`x-kubernetes-validations`) are evaluated with the `cel` feature, then as the server
 //!    evaluates them (messages, reasons, field paths, transition rules against the same
-//!    field, map key or list item before the write), but without the Kubernetes CEL
-//!    libraries (`isURL()`, `quantity()`, ... fail to evaluate), the cost limits, and the
-//!    server's checks of the rules when the CRD is written; a write other checks refuse gets
+//!    field, map key or list item before the write), with the Kubernetes CEL libraries
+//!    for lists, sets, regex, URLs and quantities (Go's URL parsing and Go's way of holding
+//!    a quantity, which decides `isInteger()`) but without the IP, CIDR, semver and
+//!    `format` libraries, the two-variable comprehensions and timestamps (those fail to
+//!    evaluate), the cost limits, and the server's checks of the rules when the CRD is
+//!    written; a write other checks refuse gets
 //!    the server's note that the rules were not checked, with the feature or without. An update
 //!    ratchets as on the server: a value it leaves as it was passes whatever the schema now
 //!    says (found by field name, map key or a `map` list's key), and no list

@@ -87,6 +87,23 @@ impl Quantity {
         parse(&self.0)?.capped_scaled(-3)
     }
 
+    /// The value in nano-units (`"1.5"` and `"1500000000n"` give 1500000000), the finest
+    /// unit Go's `ParseQuantity` keeps: a finer amount is rounded away from zero to a whole
+    /// nano-unit, as Go stores it (`"0.1n"` gives 1), and a binary-suffixed amount is capped
+    /// at 2^63-1 as for [`to_milli`](Self::to_milli) (Go's `ScaledValue(resource.Nano)` for
+    /// amounts it holds exactly). `None` if the text is not a valid quantity or the amount
+    /// does not fit an `i128` (beyond about 1.7 * 10^29).
+    ///
+    /// ```
+    /// use kclient_apimachinery::meta::Quantity;
+    ///
+    /// assert_eq!(Quantity::from("250m").to_nano(), Some(250_000_000));
+    /// assert_eq!(Quantity::from("1Ki").to_nano(), Some(1_024_000_000_000));
+    /// ```
+    pub fn to_nano(&self) -> Option<i128> {
+        parse(&self.0)?.capped_scaled(-9)
+    }
+
     /// The value rounded away from zero to an integer (Go's `Value`), a binary-suffixed amount
     /// capped at 2^63-1 as for [`to_milli`](Self::to_milli); `None` if invalid or out of the
     /// `i64` range.

@@ -12,19 +12,27 @@
 //! What the fake leaves out: the server's checks when the CRD is written (a rule that does
 //! not compile, or whose estimated cost is over the budget, is refused there; the fake
 //! skips a rule the `cel` crate cannot parse), the cost limit at run time, the Kubernetes
-//! CEL libraries (`quantity()`, `url()`, `isSorted()`, ... fail to evaluate in the fake),
-//! `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
+//! CEL libraries that [`environment`] does not declare (IP and CIDR, semver, `format`:
+//! they fail to evaluate in the fake), `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
 //! (a `date-time` string stays a string), and the server's other ways to name fields in a
 //! `fieldPath`. A value an update leaves as it was is evaluated too, and a rule that does
 //! not name `oldSelf` and yields false there passes (ratcheting, as in `validation`); an
 //! evaluation error does not. A map's value is named by its key in brackets
 //! (`spec.limits[cpu]`), as the server names it.
 
+mod environment;
+mod lists;
+mod quantity;
+mod regex;
+mod url;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use cel::{Context, ExecutionError, Program};
+
+use environment::{KUBERNETES, environment};
 use serde_json::Value;
 
 use super::StructuralSchema;
@@ -132,7 +140,7 @@ impl StructuralSchema {
         let old = old.filter(|o| !o.is_null());
         if !self.cel.is_empty() {
             // The node's values, converted once for all its rules.
-            let mut context = Context::default();
+            let mut context = Context::with_env(Arc::clone(environment()));
             context.add_variable_from_value("self", self.to_cel(value));
             if let Some(old) = old {
                 context.add_variable_from_value("oldSelf", self.to_cel(old));
@@ -295,7 +303,7 @@ fn untyped(value: &Value) -> cel::Value {
 
 /// Compiles a rule or message expression; `None` when the `cel` crate cannot (or panics).
 fn compile(source: &str) -> Option<Program> {
-    std::panic::catch_unwind(|| Program::compile(source).ok())
+    std::panic::catch_unwind(|| environment().compile(source).ok())
         .ok()
         .flatten()
 }
@@ -307,9 +315,12 @@ fn run(program: &Program, context: &Context<'_, '_>) -> Result<cel::Value, Execu
 }
 
 /// An evaluation error in cel-go's words where the two agree on the case.
-fn cel_error(e: &ExecutionError) -> String {
+pub(super) fn cel_error(e: &ExecutionError) -> String {
     match e {
         ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        ExecutionError::FunctionError { function, message } if function == KUBERNETES => {
+            message.clone()
+        }
         other => other.to_string(),
     }
 }

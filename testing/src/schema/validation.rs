@@ -98,7 +98,7 @@ impl Limits {
 /// `\b` match ASCII only, the regex crate's any script, so they become ASCII classes and
 /// an ASCII boundary; Go's `\<` and `\>` are the characters, the regex crate's word
 /// boundaries.
-fn ascii_classes(pattern: &str) -> String {
+pub(super) fn ascii_classes(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len());
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {
@@ -811,7 +811,7 @@ fn go_g(f: f64) -> String {
 /// A string quoted as Go's `%q` does: `\"`, `\\` and the C escapes, other control
 /// characters as `\xNN` or `\uNNNN`, and the rest as is. (Go also escapes the Unicode
 /// format characters, such as a zero-width space, which the fake prints as they are.)
-fn go_quote(s: &str) -> String {
+pub(super) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

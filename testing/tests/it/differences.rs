@@ -81,23 +81,25 @@ async fn defaults_are_filled_for_some_kinds_only() {
 
 /// 1. A custom resource is validated by its CRD's schema on both, but for its CEL rules
 /// (`x-kubernetes-validations`): without the `cel` feature the fake does not evaluate them;
-/// with it, it does, but without the Kubernetes CEL libraries (`isURL()` here), where the
-/// fake's evaluation fails.
+/// with it, it does, but without some of the Kubernetes CEL libraries (`isIP()` here), where
+/// the fake's evaluation fails.
 #[tokio::test(flavor = "multi_thread")]
 async fn cel_rules_are_checked_only_in_part_in_the_fake() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     crate::differential::ensure_test_crds(&b.real).await;
-    let crd = crate::differential::test_crds()
-        .into_iter()
-        .find(|crd| crd["metadata"]["name"] == "gauges.diff.kclient.dev")
-        .expect("the Gauges CRD");
-    post(
-        &b.fake,
-        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        crd,
-    )
-    .await;
+    for name in ["gauges", "libraries"] {
+        let crd = crate::differential::test_crds()
+            .into_iter()
+            .find(|crd| crd["metadata"]["name"] == format!("{name}.diff.kclient.dev"))
+            .expect("the test CRD");
+        post(
+            &b.fake,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            crd,
+        )
+        .await;
+    }
     let path = format!(
         "/apis/diff.kclient.dev/v1/namespaces/{}/gauges",
         b.ns.name()
@@ -118,13 +120,21 @@ async fn cel_rules_are_checked_only_in_part_in_the_fake() {
         assert!(e.is_invalid(), "{e}");
     }
     if cfg!(feature = "cel") {
+        // isURL() is declared in the fake; isIP() is not.
         let site = gauge(json!({"site": "https://example.com/"}));
-        let real = post(&b.real, &path, site.clone()).await;
-        assert_eq!(real["spec"]["site"], "https://example.com/");
-        let fake: Result<Value, _> = b.fake.post().abs_path(&path).json(&site).send().await;
-        let e = fake.expect_err("the fake has no isURL()");
+        for client in [&b.real, &b.fake] {
+            let created = post(client, &path, site.clone()).await;
+            assert_eq!(created["spec"]["site"], "https://example.com/");
+        }
+        let libraries = path.replace("/gauges", "/libraries");
+        let addr = json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Library",
+            "metadata": {"name": "ip"}, "spec": {"addr": "10.0.0.1"}});
+        let real = post(&b.real, &libraries, addr.clone()).await;
+        assert_eq!(real["spec"]["addr"], "10.0.0.1");
+        let fake: Result<Value, _> = b.fake.post().abs_path(&libraries).json(&addr).send().await;
+        let e = fake.expect_err("the fake has no isIP()");
         assert!(
-            e.is_invalid() && e.to_string().contains("evaluating rule: isURL(self)"),
+            e.is_invalid() && e.to_string().contains("evaluating rule: isIP(self)"),
             "{e}"
         );
     } else {

@@ -780,7 +780,8 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
 /// without a conversion webhook), Gauges (a schema of bounds, lengths, patterns, sizes,
 /// formats and list types, and a status subresource) and Checks (CEL rules: on objects,
 /// scalars, list items and map values, with messages, reasons, field paths, and transition
-/// rules, and a status subresource).
+/// rules, and a status subresource) and Libraries (CEL rules that call Kubernetes'
+/// libraries, see `libraries_crd`).
 pub(crate) fn test_crds() -> Vec<Value> {
     let crd = |plural: &str, kind: &str, subresources: Value| {
         json!({
@@ -908,8 +909,7 @@ pub(crate) fn test_crds() -> Vec<Value> {
                         "items": {"type": "string"}}}}}});
             // A schema may constrain the name (and generateName) of the metadata.
             gauges["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"] = json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}});
-            // CEL rules, which the fake checks only with its `cel` feature, and then without
-            // the Kubernetes libraries (difference 1).
+            // CEL rules, which the fake checks only with its `cel` feature (difference 1).
             let spec = &mut gauges["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
                 ["spec"]["properties"];
             spec["tiny"] = json!({"type": "string", "maxLength": 1});
@@ -976,6 +976,7 @@ pub(crate) fn test_crds() -> Vec<Value> {
                     "count": ruled(json!({"type": "integer"}), json!({"rule": "self >= 0"}))}}}});
             checks
         },
+        libraries_crd(crd("libraries", "Library", json!({}))),
         {
             let mut paints = crd("paints", "Paint", json!({}));
             let version = |name: &str, storage: bool, spec: Value| {
@@ -1000,6 +1001,67 @@ pub(crate) fn test_crds() -> Vec<Value> {
             paints
         },
     ]
+}
+
+/// Libraries: CEL rules that call Kubernetes' libraries (lists, sets, regex, URLs and
+/// quantities) on fields bounded so that the server's cost estimate takes them. A URL's
+/// parts and a quantity sum are compared with sibling fields that a case gives, so that a
+/// part the fake reads otherwise than the server refuses on one side only; and `addr`
+/// calls `isIP()`, which the fake does not have (difference 1).
+fn libraries_crd(mut libraries: Value) -> Value {
+    let text = |max: u64| json!({"type": "string", "maxLength": max});
+    let ruled = |schema: Value, rules: Value| {
+        let mut schema = schema;
+        schema["x-kubernetes-validations"] = rules;
+        schema
+    };
+    let part = |field: &str, getter: &str| {
+        json!({"rule": format!("!has(self.url) || !has(self.{field}) || url(self.url).{getter}() == self.{field}"),
+            "message": format!("{field} differs")})
+    };
+    libraries["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+        "type": "object", "properties": {
+        "spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "!has(self.url) || isURL(self.url)", "message": "not a URL"},
+                part("scheme", "getScheme"), part("host", "getHost"),
+                part("hostname", "getHostname"), part("port", "getPort"),
+                part("path", "getEscapedPath"),
+                {"rule": "!has(self.url) || !has(self.qx) || url(self.url).getQuery()['x'] == self.qx",
+                    "message": "query x differs"},
+                {"rule": "!has(self.qa) || !has(self.qb) || !has(self.qsum) || quantity(self.qa).add(quantity(self.qb)).asInteger() == self.qsum",
+                    "message": "qsum differs"},
+                {"rule": "!has(self.qa) || !has(self.qb) || quantity(self.qa).sub(quantity(self.qb)).compareTo(quantity(self.qa)) <= 0",
+                    "message": "qb is negative"}],
+            "properties": {
+                "nums": ruled(json!({"type": "array", "maxItems": 5, "items": {"type": "integer"}}), json!([
+                    {"rule": "self.isSorted()", "message": "nums must be sorted"},
+                    {"rule": "self.sum() <= 10", "message": "the sum is over 10"},
+                    {"rule": "self.min() >= 0"},
+                    {"rule": "self.max() < 100"},
+                    {"rule": "self.indexOf(7) != 0 && self.lastIndexOf(8) != 1"},
+                    {"rule": "self.first().orValue(0) != 9 && self.last().orValue(0) != 6"},
+                    {"rule": "!sets.intersects(self, [13]) && (!sets.contains(self, [1, 2]) || sets.equivalent(self, [2, 1]))"}])),
+                "words": ruled(json!({"type": "array", "maxItems": 5, "items": text(10)}), json!([
+                    {"rule": "self.isSorted()"}, {"rule": "self.max() != 'zz'"},
+                    {"rule": "self.indexOf('x') == -1"}])),
+                "code": ruled(text(20), json!([
+                    {"rule": "self.find('[0-9]+') != '13'"},
+                    {"rule": "self.findAll('[a-z]').size() < 4"},
+                    {"rule": "self.findAll('[0-9]', 2).size() < 2 || self.find('\\\\d\\\\d') != ''",
+                        "message": "two digits apart"}])),
+                "url": text(60), "scheme": text(60), "host": text(60), "hostname": text(60),
+                "port": text(60), "path": text(60),
+                "qx": {"type": "array", "maxItems": 3, "items": text(10)},
+                "qty": ruled(text(20), json!([
+                    {"rule": "isQuantity(self)"},
+                    {"rule": "!isQuantity(self) || quantity(self).isLessThan(quantity('10Gi'))"},
+                    {"rule": "!isQuantity(self) || sign(quantity(self)) >= 0", "message": "negative"}])),
+                "whole": ruled(text(20), json!([{"rule": "quantity(self).isInteger()"}])),
+                "approx": ruled(text(20), json!([{"rule": "quantity(self).asApproximateFloat() < 2.0"}])),
+                "qa": text(20), "qb": text(20), "qsum": {"type": "integer"},
+                "addr": ruled(text(40), json!([{"rule": "isIP(self)"}]))}}}});
+    libraries
 }
 
 /// Creates the test CRDs unless they exist, and waits until each is Established and served.

@@ -81,6 +81,7 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(defaulting_cases());
     all.extend(schema_validation_cases());
     all.extend(cel_cases());
+    all.extend(cel_library_cases());
     all.extend(number_cases());
     all.extend(legacy_watch_cases());
     all.extend(evictions::eviction_budget_cases());
@@ -300,9 +301,120 @@ fn cel_cases() -> Vec<Case> {
     )]
 }
 
+/// CEL rules that call Kubernetes' libraries: list functions, sets, regex, URLs (each part
+/// compared with the one a field gives) and quantities. A case that refuses compares the
+/// messages, among them Go's own errors (a URL's parse error, `ParseQuantity`'s).
+#[cfg(feature = "cel")]
+fn cel_library_cases() -> Vec<Case> {
+    let libraries = "/apis/diff.kclient.dev/v1/namespaces/{ns}/libraries";
+    let mut n = 0;
+    let mut library = |spec: Value| {
+        n += 1;
+        post(
+            libraries,
+            json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Library",
+                "metadata": {"name": format!("l{n}")}, "spec": spec}),
+        )
+        .exact()
+    };
+    let lists = [
+        json!({"nums": [1, 2, 3]}),
+        json!({"nums": [3, 1]}),
+        json!({"nums": [5, 6]}),
+        json!({"nums": []}),
+        json!({"nums": [-1, 2]}),
+        json!({"nums": [7, 8]}),
+        json!({"nums": [1, 8]}),
+        json!({"nums": [9]}),
+        json!({"nums": [5, 6]}),
+        json!({"nums": [1, 2, 2]}),
+        json!({"nums": [1, 2, 3, 4]}),
+        json!({"nums": [13]}),
+        json!({"words": ["a", "b"]}),
+        json!({"words": ["b", "a"]}),
+        json!({"words": ["x", "zz"]}),
+        json!({"code": "a1"}),
+        json!({"code": "ab13"}),
+        json!({"code": "abcd"}),
+        json!({"code": "12"}),
+        json!({"code": "1a2"}),
+        json!({"code": "\u{661}\u{662}"}),
+    ];
+    let urls = [
+        json!({"url": "https://User@Example.com:8443/a%20b?x=1&x=2#frag", "scheme": "https",
+            "host": "Example.com:8443", "hostname": "Example.com", "port": "8443",
+            "path": "/a%20b", "qx": ["1", "2"]}),
+        json!({"url": "HTTP://[::1]:80/p", "scheme": "http", "host": "[::1]:80",
+            "hostname": "::1", "port": "80", "path": "/p"}),
+        json!({"url": "http://h/a b", "path": "/a%20b"}),
+        json!({"url": "http://h/a!b*c;d", "path": "/a!b*c;d"}),
+        json!({"url": "http://h/%e4", "path": "/%e4"}),
+        json!({"url": "http://h/\u{e4}", "path": "/%C3%A4"}),
+        json!({"url": "mailto:a@b", "scheme": "mailto", "host": "", "path": ""}),
+        json!({"url": "/a/b?x=y", "scheme": "", "host": "", "path": "/a/b", "qx": ["y"]}),
+        json!({"url": "http://h?x=a+b%20c&x&y=%zz;", "path": "", "qx": ["a b c", ""]}),
+        json!({"url": "*", "path": "*", "host": ""}),
+        json!({"url": "http://host:/p", "hostname": "host", "port": ""}),
+        json!({"url": "http:/x", "host": "", "path": "/x"}),
+        json!({"url": "http://u:p@host/p", "host": "host"}),
+        json!({"url": "http://ex%C3%A9.com/", "host": "ex\u{e9}.com"}),
+        json!({"url": "http://[fe80::1%25en0]:8/", "hostname": "fe80::1%en0"}),
+        json!({"url": "http://[foo]/", "host": "[foo]"}),
+        json!({"url": "http://[1.2.3.4]/", "host": "[1.2.3.4]"}),
+        json!({"url": "http://[::ffff:1.2.3.4]/", "hostname": "::ffff:1.2.3.4"}),
+        json!({"url": "ftp://a:1:2/", "hostname": "a:1", "port": "2"}),
+        json!({"url": "http://a:1:2/", "host": "a:1:2"}),
+        json!({"url": "http://::1/", "host": "::1"}),
+        json!({"url": "http://a b", "scheme": "http"}),
+        json!({"url": "a/b", "scheme": ""}),
+        json!({"url": "1http://x", "scheme": ""}),
+        json!({"url": ":x", "scheme": ""}),
+        json!({"url": "", "scheme": ""}),
+        json!({"url": "http://a:x/", "scheme": "http"}),
+        json!({"url": "/%zz", "path": ""}),
+        json!({"url": "http://[::1/", "host": ""}),
+        json!({"url": "http://us er@host/", "host": "host"}),
+        json!({"url": "http://ex%41mple.com/", "host": "x"}),
+        json!({"url": "http://h/p\u{1}", "path": ""}),
+    ];
+    let quantities = [
+        json!({"qty": "1Gi"}),
+        json!({"qty": "20Gi"}),
+        json!({"qty": "abc"}),
+        json!({"qty": "-1"}),
+        json!({"qa": "1500m", "qb": "500m", "qsum": 2}),
+        json!({"qa": "1.5", "qb": "1", "qsum": 2}),
+        json!({"qa": "1Ki", "qb": "0", "qsum": 1024}),
+        json!({"qa": "1", "qb": "-1m"}),
+        json!({"qa": "x", "qb": "1", "qsum": 1}),
+        json!({"whole": "1000m"}),
+        json!({"whole": "1.0"}),
+        json!({"whole": "1e3"}),
+        json!({"whole": "100m"}),
+        json!({"whole": "8Ei"}),
+        json!({"approx": "1.5"}),
+        json!({"approx": "2500m"}),
+    ];
+    let steps = lists
+        .into_iter()
+        .chain(urls)
+        .chain(quantities)
+        .map(&mut library)
+        .collect();
+    vec![case(
+        "custom resources: CEL rules call Kubernetes' libraries",
+        steps,
+    )]
+}
+
 /// Without the `cel` feature the fake does not evaluate CEL rules: no cases.
 #[cfg(not(feature = "cel"))]
 fn cel_cases() -> Vec<Case> {
+    Vec::new()
+}
+
+#[cfg(not(feature = "cel"))]
+fn cel_library_cases() -> Vec<Case> {
     Vec::new()
 }
 

@@ -1,0 +1,158 @@
+//! The CEL environment of CRD rules: what kube-apiserver declares for
+//! `x-kubernetes-validations` (read from v1.36 by writing CRDs whose rules call each
+//! function), built once.
+//!
+//! - CEL's standard library, macros and optional values;
+//! - cel-go's strings extension (`lowerAscii`, `split`, `format`, `strings.quote`, ...)
+//!   and its lists extension (`slice`, `flatten`, `distinct`, `sort`, `sortBy`,
+//!   `lists.range`, ...), both from the `cel` crate, which has them as cel-go does;
+//! - cel-go's sets extension and `first` / `last`, and Kubernetes' list functions
+//!   ([`lists`](super::lists));
+//! - Kubernetes' regex functions ([`regex`](super::regex)), URLs ([`url`](super::url)) and
+//!   quantities ([`quantity`](super::quantity)).
+//!
+//! Not declared here, so a rule calling them fails to evaluate in the fake: the IP and
+//! CIDR, semver and `format` libraries, the two-variable comprehensions (`all(i, x, ...)`,
+//! `transformList`, ...), and timestamps and durations (the `cel` crate has them only with
+//! chrono). The server declares no `math`, `base64` or `cel.bind`.
+
+use std::sync::{Arc, LazyLock};
+
+use cel::common::types::{CelBool, CelInt, CelString};
+use cel::common::value::{CowVal, Val};
+use cel::{Env, ExecutionError};
+
+/// The function name under which the libraries here report their errors: the fake
+/// prints their message alone, in the server's words.
+pub(super) const KUBERNETES: &str = "kubernetes library";
+
+/// The environment, built on first use.
+pub(super) fn environment() -> &'static Arc<Env> {
+    static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
+        let mut env = Env::stdlib();
+        let declared = env
+            .add_extension(cel::extensions::strings)
+            .and_then(|()| env.add_extension(cel::extensions::lists))
+            .and_then(|()| env.add_extension(super::lists::register))
+            .and_then(|()| env.add_extension(super::regex::register))
+            .and_then(|()| env.add_extension(super::url::register))
+            .and_then(|()| env.add_extension(super::quantity::register));
+        // The declarations are fixed, and tested: an error here is a bug in them.
+        if let Err(e) = declared {
+            panic!("the CRD rules' CEL environment: {e}");
+        }
+        Arc::new(env)
+    });
+    &ENV
+}
+
+/// An error of one of these libraries, whose message the server gives as it is.
+pub(super) fn fail(message: impl ToString) -> ExecutionError {
+    ExecutionError::function_error(KUBERNETES, message)
+}
+
+/// The error for an argument of a type the function does not take (which the server's
+/// type check rules out when the CRD is written, and the fake meets at run time).
+pub(super) fn no_overload(val: &dyn Val) -> ExecutionError {
+    fail(format!("no such overload: {}", val.get_type().name()))
+}
+
+/// A string argument's text.
+pub(super) fn string_arg(val: &dyn Val) -> Result<&str, ExecutionError> {
+    val.downcast_ref::<CelString<'_>>()
+        .map(|s| s.inner())
+        .ok_or_else(|| no_overload(val))
+}
+
+/// A `bool` result.
+pub(super) fn boolean<'b, 'v>(b: bool) -> CowVal<'b, 'v> {
+    CowVal::owned(CelBool::from(b))
+}
+
+/// An `int` result.
+pub(super) fn int<'b, 'v>(i: i64) -> CowVal<'b, 'v> {
+    CowVal::owned(CelInt::from(i))
+}
+
+/// A call's arguments (the receiver first), as many as the overload declares.
+pub(super) fn take<'b, 'v, const N: usize>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<[CowVal<'b, 'v>; N], ExecutionError> {
+    args.try_into()
+        .map_err(|args: Vec<_>| ExecutionError::invalid_argument_count(N, args.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use cel::{Context, Value};
+
+    use super::environment;
+
+    fn eval(source: &str) -> Result<Value, String> {
+        let program = environment().compile(source).map_err(|e| e.to_string())?;
+        let context = Context::with_env(Arc::clone(environment()));
+        program
+            .execute(&context)
+            .map_err(|e| super::super::cel_error(&e))
+    }
+
+    /// Each library's functions, with results kube-apiserver v1.36 gives (the differential
+    /// suite compares the fake with it on CRD rules).
+    #[test]
+    fn the_kubernetes_libraries_evaluate() {
+        for source in [
+            "[1, 2, 2, 3].isSorted() && !['b', 'a'].isSorted() && [].isSorted()",
+            "[1, 3].sum() == 4 && [1.5, 2.0].sum() == 3.5 && [].sum() == 0",
+            "[3, 1, 2].min() == 1 && ['a', 'c', 'b'].max() == 'c'",
+            "[1, 2, 2, 3].indexOf(2) == 1 && [1, 2, 2, 3].lastIndexOf(2) == 2 && [1].indexOf(5) == -1",
+            "[1, 2].first() == optional.of(1) && [].last() == optional.none()",
+            "sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [2])",
+            "sets.equivalent([1, 2, 2], [2, 1]) && sets.intersects([1, 2], [2, 3])",
+            "'abc123def456'.find('[0-9]+') == '123' && 'abc'.find('[0-9]') == ''",
+            "'a1b22c333'.findAll('[0-9]+') == ['1', '22', '333']",
+            "'a1b22c333'.findAll('[0-9]+', 2) == ['1', '22']",
+            "'x١'.find('\\\\d') == ''",
+            "isURL('https://example.com:8443/a%20b?x=1') && !isURL('a/b') && !isURL('http://a b')",
+            "url('HTTPS://User@Example.com:8443/a%20b?x=1&x=2#f').getScheme() == 'https'",
+            "url('https://example.com:8443/p').getHost() == 'example.com:8443'",
+            "url('https://[::1]:80/').getHostname() == '::1' && url('https://[::1]:80/').getPort() == '80'",
+            "url('https://h/a%20b').getEscapedPath() == '/a%20b' && url('https://h/a b').getEscapedPath() == '/a%20b'",
+            "url('https://h/?x=1&x=2&y=a+b').getQuery() == {'x': ['1', '2'], 'y': ['a b']}",
+            "isQuantity('100m') && !isQuantity('1 Gi')",
+            "quantity('1') == quantity('1000m') && quantity('1Gi').isGreaterThan(quantity('1G'))",
+            "quantity('500m').isLessThan(quantity('1')) && quantity('2').compareTo(quantity('2000m')) == 0",
+            "sign(quantity('-1m')) == -1 && sign(quantity('0')) == 0",
+            "quantity('1').add(quantity('1')).asInteger() == 2 && quantity('1').sub(3).asInteger() == -2",
+            // Go holds 1000m as 1000 * 10^-3, and does not reduce it to find an integer.
+            "!quantity('1000m').isInteger() && quantity('1e3').isInteger() && !quantity('8Ei').isInteger()",
+            "!quantity('1500m').add(quantity('500m')).isInteger() && !quantity('0').sub(1).isInteger()",
+            "quantity('1.5').isInteger() == false && quantity('1k').asInteger() == 1000",
+            "quantity('1.5').asApproximateFloat() == 1.5",
+        ] {
+            assert_eq!(eval(source), Ok(Value::Bool(true)), "{source}");
+        }
+    }
+
+    #[test]
+    fn errors_read_as_on_the_server() {
+        for (source, error) in [
+            ("[].min() == 1", "min called on empty list"),
+            (
+                "quantity('x').isInteger()",
+                "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            ),
+            (
+                "quantity('1.5').asInteger() == 1",
+                "cannot convert value to integer",
+            ),
+            (
+                "url('a/b').getHost() == ''",
+                r#"URL parse error during conversion from string: parse "a/b": invalid URI for request"#,
+            ),
+        ] {
+            assert_eq!(eval(source), Err(error.to_owned()), "{source}");
+        }
+    }
+}
