@@ -246,11 +246,11 @@
 //!    (`x-kubernetes-validations`) are evaluated with the `cel` feature, then as the server
 //!    evaluates them (messages, reasons, field paths, transition rules against the same
 //!    field, map key or list item before the write), with the Kubernetes CEL libraries
-//!    for lists, sets, regex, URLs and quantities (Go's URL parsing and Go's way of holding
-//!    a quantity, which decides `isInteger()`) but without the IP, CIDR, semver and
-//!    `format` libraries, the two-variable comprehensions and timestamps (those fail to
-//!    evaluate), the cost limits, and the server's checks of the rules when the CRD is
-//!    written; a write other checks refuse gets
+//!    for lists, sets, regex, URLs, quantities, IP addresses, CIDRs and versions (Go's URL
+//!    and address parsing with its errors, and Go's way of holding a quantity, which
+//!    decides `isInteger()`) but without the `format` library, the two-variable
+//!    comprehensions, and timestamps and durations (those fail to evaluate), the cost
+//!    limits, and the server's checks of the rules when the CRD is written; a write other checks refuse gets
 //!    the server's note that the rules were not checked, with the feature or without. An update
 //!    ratchets as on the server: a value it leaves as it was passes whatever the schema now
 //!    says (found by field name, map key or a `map` list's key), and no list

@@ -12,8 +12,8 @@
 //! What the fake leaves out: the server's checks when the CRD is written (a rule that does
 //! not compile, or whose estimated cost is over the budget, is refused there; the fake
 //! skips a rule the `cel` crate cannot parse), the cost limit at run time, the Kubernetes
-//! CEL libraries that [`environment`] does not declare (IP and CIDR, semver, `format`:
-//! they fail to evaluate in the fake), `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
+//! CEL libraries that [`environment`] does not declare (`format`, timestamps and
+//! durations: they fail to evaluate in the fake), `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
 //! (a `date-time` string stays a string), and the server's other ways to name fields in a
 //! `fieldPath`. A value an update leaves as it was is evaluated too, and a rule that does
 //! not name `oldSelf` and yields false there passes (ratcheting, as in `validation`); an
@@ -21,9 +21,12 @@
 //! (`spec.limits[cpu]`), as the server names it.
 
 mod environment;
+mod ip;
 mod lists;
+mod netip;
 mod quantity;
 mod regex;
+mod semver;
 mod url;
 
 use std::collections::HashMap;
@@ -246,15 +249,24 @@ impl StructuralSchema {
                     rule.named()
                 ),
             )),
-            Err(e) => out.push((
-                "FieldValueInvalid",
-                path.to_owned(),
-                format!(
-                    "Invalid value: {type_name:?}: {} evaluating rule: {}",
-                    cel_error(&e),
-                    rule.named()
-                ),
-            )),
+            Err(e) => {
+                let error = cel_error(&e);
+                // The server words an error about a call's argument types its own way.
+                let message = if matches!(e, ExecutionError::NoSuchOverload(_))
+                    || error.contains("no such overload")
+                {
+                    format!(
+                        "Invalid value: {type_name:?}: 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {}",
+                        rule.named()
+                    )
+                } else {
+                    format!(
+                        "Invalid value: {type_name:?}: {error} evaluating rule: {}",
+                        rule.named()
+                    )
+                };
+                out.push(("FieldValueInvalid", path.to_owned(), message));
+            }
         }
     }
 

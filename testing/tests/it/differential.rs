@@ -1006,8 +1006,9 @@ pub(crate) fn test_crds() -> Vec<Value> {
 /// Libraries: CEL rules that call Kubernetes' libraries (lists, sets, regex, URLs and
 /// quantities) on fields bounded so that the server's cost estimate takes them. A URL's
 /// parts and a quantity sum are compared with sibling fields that a case gives, so that a
-/// part the fake reads otherwise than the server refuses on one side only; and `addr`
-/// calls `isIP()`, which the fake does not have (difference 1).
+/// part the fake reads otherwise than the server refuses on one side only. IP addresses and
+/// CIDRs and versions are compared the same way; `timeout` calls `duration()`, which the
+/// fake does not have (difference 1).
 fn libraries_crd(mut libraries: Value) -> Value {
     let text = |max: u64| json!({"type": "string", "maxLength": max});
     let ruled = |schema: Value, rules: Value| {
@@ -1060,7 +1061,90 @@ fn libraries_crd(mut libraries: Value) -> Value {
                 "whole": ruled(text(20), json!([{"rule": "quantity(self).isInteger()"}])),
                 "approx": ruled(text(20), json!([{"rule": "quantity(self).asApproximateFloat() < 2.0"}])),
                 "qa": text(20), "qb": text(20), "qsum": {"type": "integer"},
-                "addr": ruled(text(40), json!([{"rule": "isIP(self)"}]))}}}});
+                "addr": text(40), "family": {"type": "integer"}, "canonical": {"type": "boolean"},
+                "flags": {"type": "array", "maxItems": 5, "items": {"type": "boolean"}},
+                "text": text(60), "net": text(50), "member": text(40), "within": {"type": "boolean"},
+                "sub": text(50), "subWithin": {"type": "boolean"}, "bits": {"type": "integer"},
+                "version": ruled(text(40), json!([{"rule": "isSemver(self)"}]))}}}});
+    let fields = &mut libraries["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"];
+    for name in ["major", "minor", "patch", "order"] {
+        fields[name] = json!({"type": "integer"});
+    }
+    fields["newer"] = text(40);
+    fields["timeout"] = ruled(
+        text(20),
+        json!([{"rule": "duration(self) >= duration('1s')"}]),
+    );
+    let rules = &mut libraries["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["x-kubernetes-validations"];
+    let rules = rules.as_array_mut().expect("the rules of spec");
+    for (rule, message) in [
+        ("!has(self.addr) || isIP(self.addr)", "not an IP"),
+        (
+            "!has(self.addr) || !has(self.family) || ip(self.addr).family() == self.family",
+            "family differs",
+        ),
+        (
+            "!has(self.addr) || !has(self.canonical) || ip.isCanonical(self.addr) == self.canonical",
+            "canonical differs",
+        ),
+        (
+            "!has(self.addr) || !has(self.flags) || [ip(self.addr).isUnspecified(), ip(self.addr).isLoopback(), ip(self.addr).isLinkLocalMulticast(), ip(self.addr).isLinkLocalUnicast(), ip(self.addr).isGlobalUnicast()] == self.flags",
+            "flags differ",
+        ),
+        (
+            "!has(self.addr) || !has(self.text) || string(ip(self.addr)) == self.text",
+            "text differs",
+        ),
+        ("!has(self.net) || isCIDR(self.net)", "not a CIDR"),
+        (
+            "!has(self.net) || !has(self.bits) || cidr(self.net).prefixLength() == self.bits",
+            "bits differ",
+        ),
+        (
+            "!has(self.net) || !has(self.member) || !has(self.within) || cidr(self.net).containsIP(self.member) == self.within",
+            "containsIP(string) differs",
+        ),
+        (
+            "!has(self.net) || !has(self.member) || !has(self.within) || !isIP(self.member) || cidr(self.net).containsIP(ip(self.member)) == self.within",
+            "containsIP(ip) differs",
+        ),
+        (
+            "!has(self.net) || !has(self.sub) || !has(self.subWithin) || cidr(self.net).containsCIDR(self.sub) == self.subWithin",
+            "containsCIDR differs",
+        ),
+        (
+            "!has(self.net) || !has(self.text) || string(cidr(self.net).masked()) == self.text",
+            "masked differs",
+        ),
+        (
+            "!has(self.net) || !has(self.addr) || cidr(self.net).ip() == ip(self.addr)",
+            "ip() differs",
+        ),
+        (
+            "!has(self.version) || !has(self.major) || semver(self.version, true).major() == self.major",
+            "major differs",
+        ),
+        (
+            "!has(self.version) || !has(self.minor) || semver(self.version, true).minor() == self.minor",
+            "minor differs",
+        ),
+        (
+            "!has(self.version) || !has(self.patch) || semver(self.version, true).patch() == self.patch",
+            "patch differs",
+        ),
+        (
+            "!has(self.version) || !has(self.newer) || !has(self.order) || semver(self.version, true).compareTo(semver(self.newer, true)) == self.order",
+            "order differs",
+        ),
+        (
+            "!has(self.version) || !has(self.newer) || !has(self.order) || semver(self.version, true).isLessThan(semver(self.newer, true)) == (self.order < 0)",
+            "isLessThan differs",
+        ),
+    ] {
+        rules.push(json!({"rule": rule, "message": message}));
+    }
     libraries
 }
 

@@ -377,6 +377,70 @@ fn cel_library_cases() -> Vec<Case> {
         json!({"url": "http://ex%41mple.com/", "host": "x"}),
         json!({"url": "http://h/p\u{1}", "path": ""}),
     ];
+    // Flags: isUnspecified, isLoopback, isLinkLocalMulticast, isLinkLocalUnicast,
+    // isGlobalUnicast.
+    let addresses = [
+        json!({"addr": "10.0.0.1", "family": 4, "canonical": true, "text": "10.0.0.1",
+            "flags": [false, false, false, false, true]}),
+        json!({"addr": "2001:DB8::0:0:0:abcd", "family": 6, "canonical": false,
+            "text": "2001:db8::abcd", "flags": [false, false, false, false, true]}),
+        json!({"addr": "::", "flags": [true, false, false, false, false], "text": "::"}),
+        json!({"addr": "127.0.0.5", "flags": [false, true, false, false, false]}),
+        json!({"addr": "::1", "flags": [false, true, false, false, false], "canonical": true}),
+        json!({"addr": "224.0.0.9", "flags": [false, false, true, false, false]}),
+        json!({"addr": "ff02::1", "flags": [false, false, true, false, false]}),
+        json!({"addr": "169.254.1.1", "flags": [false, false, false, true, false]}),
+        json!({"addr": "fe80::1", "flags": [false, false, false, true, false]}),
+        json!({"addr": "255.255.255.255", "flags": [false, false, false, false, false]}),
+        json!({"addr": "1:2:3:4:5:6:7:8", "text": "1:2:3:4:5:6:7:8", "canonical": true}),
+        json!({"addr": "1:0:0:4:0:0:0:8", "text": "1:0:0:4::8"}),
+        json!({"addr": "::ffff:1.2.3.4", "family": 6}),
+        json!({"addr": "fe80::1%eth0", "family": 6}),
+        json!({"addr": "01.2.3.4", "family": 4}),
+        json!({"addr": "1.2.3.256", "family": 4}),
+        json!({"addr": "1.2.3", "family": 4}),
+        json!({"addr": "::1::2", "family": 6}),
+        json!({"addr": "12345::", "family": 6}),
+        json!({"addr": "1:2:3:4:5:6:7:8:9", "family": 6}),
+        json!({"addr": "1:2:3:4:5:6:1.2.3.4", "family": 6}),
+        json!({"addr": "::1.2.3.4", "family": 6, "text": "::102:304"}),
+        json!({"addr": "foo", "family": 4}),
+        json!({"addr": "%x", "family": 4}),
+        json!({"net": "10.0.0.0/8", "bits": 8, "member": "10.1.2.3", "within": true,
+            "sub": "10.1.0.0/16", "subWithin": true, "text": "10.0.0.0/8", "addr": "10.0.0.0"}),
+        json!({"net": "10.1.2.3/8", "text": "10.0.0.0/8", "addr": "10.1.2.3",
+            "member": "11.0.0.1", "within": false, "sub": "10.0.0.0/4", "subWithin": false}),
+        json!({"net": "192.168.0.0/16", "sub": "192.168.10.0/24", "subWithin": true}),
+        json!({"net": "192.168.0.0/16", "sub": "192.168.10.5/24", "subWithin": true}),
+        json!({"net": "2001:db8::/32", "member": "2001:db8::1", "within": true,
+            "sub": "2001:db8:1::/48", "subWithin": true, "bits": 32}),
+        json!({"net": "2001:db8::/32", "member": "10.0.0.1", "within": false}),
+        json!({"net": "10.0.0.0/8", "member": "not-an-ip", "within": false}),
+        json!({"net": "10.0.0.0/8", "sub": "10.0.0.0/33", "subWithin": false}),
+        json!({"net": "10.0.0.0", "bits": 0}),
+        json!({"net": "10.0.0.0/033", "bits": 0}),
+        json!({"net": "::ffff:1.2.3.4/120", "bits": 0}),
+        json!({"net": "fe80::1%eth0/64", "bits": 0}),
+        json!({"net": "10.0.0.0/-1", "bits": 0}),
+    ];
+    let versions = [
+        json!({"version": "1.2.3", "major": 1, "minor": 2, "patch": 3, "newer": "1.10.0", "order": -1}),
+        json!({"version": "1.2.3-rc.1+build.5", "newer": "1.2.3", "order": -1}),
+        json!({"version": "1.0.0-alpha", "newer": "1.0.0-alpha.1", "order": -1}),
+        json!({"version": "1.0.0-beta.11", "newer": "1.0.0-beta.2", "order": 1}),
+        json!({"version": "1.0.0-2", "newer": "1.0.0-alpha", "order": -1}),
+        json!({"version": "1.0.0+a", "newer": "1.0.0+b", "order": 0}),
+        json!({"version": "v1.2", "major": 1, "minor": 2, "patch": 0}),
+        json!({"version": "01.02.03", "major": 1, "minor": 2, "patch": 3}),
+        json!({"version": "1.2-rc", "major": 1}),
+        json!({"version": "1.02.3", "major": 1}),
+        json!({"version": "1.2.3-01", "major": 1}),
+        json!({"version": "1.2.x", "major": 1}),
+        json!({"version": "1.2.3+", "major": 1}),
+        json!({"version": "1.2.3-a_b", "major": 1}),
+        json!({"version": "99999999999999999999.0.0", "major": 1}),
+        json!({"version": "", "major": 0}),
+    ];
     let quantities = [
         json!({"qty": "1Gi"}),
         json!({"qty": "20Gi"}),
@@ -398,6 +462,8 @@ fn cel_library_cases() -> Vec<Case> {
     let steps = lists
         .into_iter()
         .chain(urls)
+        .chain(addresses)
+        .chain(versions)
         .chain(quantities)
         .map(&mut library)
         .collect();

@@ -8,11 +8,12 @@
 //!   `lists.range`, ...), both from the `cel` crate, which has them as cel-go does;
 //! - cel-go's sets extension and `first` / `last`, and Kubernetes' list functions
 //!   ([`lists`](super::lists));
-//! - Kubernetes' regex functions ([`regex`](super::regex)), URLs ([`url`](super::url)) and
-//!   quantities ([`quantity`](super::quantity)).
+//! - Kubernetes' regex functions ([`regex`](super::regex)), URLs ([`url`](super::url)),
+//!   quantities ([`quantity`](super::quantity)), IP addresses and CIDRs
+//!   ([`ip`](super::ip)), and versions ([`semver`](super::semver)).
 //!
-//! Not declared here, so a rule calling them fails to evaluate in the fake: the IP and
-//! CIDR, semver and `format` libraries, the two-variable comprehensions (`all(i, x, ...)`,
+//! Not declared here, so a rule calling them fails to evaluate in the fake: the `format`
+//! library, the two-variable comprehensions (`all(i, x, ...)`,
 //! `transformList`, ...), and timestamps and durations (the `cel` crate has them only with
 //! chrono). The server declares no `math`, `base64` or `cel.bind`.
 
@@ -36,7 +37,9 @@ pub(super) fn environment() -> &'static Arc<Env> {
             .and_then(|()| env.add_extension(super::lists::register))
             .and_then(|()| env.add_extension(super::regex::register))
             .and_then(|()| env.add_extension(super::url::register))
-            .and_then(|()| env.add_extension(super::quantity::register));
+            .and_then(|()| env.add_extension(super::quantity::register))
+            .and_then(|()| env.add_extension(super::ip::register))
+            .and_then(|()| env.add_extension(super::semver::register));
         // The declarations are fixed, and tested: an error here is a bug in them.
         if let Err(e) = declared {
             panic!("the CRD rules' CEL environment: {e}");
@@ -130,6 +133,24 @@ mod tests {
             "!quantity('1500m').add(quantity('500m')).isInteger() && !quantity('0').sub(1).isInteger()",
             "quantity('1.5').isInteger() == false && quantity('1k').asInteger() == 1000",
             "quantity('1.5').asApproximateFloat() == 1.5",
+            "isIP('10.0.0.1') && !isIP('01.2.3.4') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0')",
+            "ip('10.0.0.1').family() == 4 && ip('::1').family() == 6 && ip('::1').isLoopback()",
+            "ip.isCanonical('2001:db8::abcd') && !ip.isCanonical('2001:DB8::ABCD')",
+            "string(ip('2001:db8::0:0:0:abcd')) == '2001:db8::abcd'",
+            "ip('169.254.1.1').isLinkLocalUnicast() && ip('ff02::1').isLinkLocalMulticast()",
+            "ip('8.8.8.8').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast()",
+            "ip('0.0.0.0').isUnspecified() && ip('::').isUnspecified()",
+            "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/33') && !isCIDR('10.0.0.0')",
+            "cidr('10.0.0.0/8').containsIP('10.1.2.3') && !cidr('10.0.0.0/8').containsIP(ip('11.0.0.1'))",
+            "cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))",
+            "cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3')",
+            "cidr('2001:db8::/32').prefixLength() == 32 && string(cidr('10.1.2.3/8')) == '10.1.2.3/8'",
+            "isSemver('1.2.3-rc.1+b.5') && !isSemver('v1.2') && isSemver('v1.2', true)",
+            "semver('01.02', true).minor() == 2 && semver('1.2.3').patch() == 3",
+            "semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))",
+            "semver('1.0.0-alpha.beta').isLessThan(semver('1.0.0-beta')) && semver('1.0.0-2').isLessThan(semver('1.0.0-11'))",
+            "semver('1.0.0').compareTo(semver('1.0.0+build')) == 0 && semver('2.0.0').isGreaterThan(semver('1.9.9'))",
+            "quantity('2').isGreaterThan(quantity('1')) && semver('2.0.0').compareTo(semver('3.0.0')) == -1",
         ] {
             assert_eq!(eval(source), Ok(Value::Bool(true)), "{source}");
         }
@@ -146,6 +167,18 @@ mod tests {
             (
                 "quantity('1.5').asInteger() == 1",
                 "cannot convert value to integer",
+            ),
+            (
+                "ip('1.2.3') == ip('1.2.3.4')",
+                r#"IP Address "1.2.3" parse error during conversion from string: ParseAddr("1.2.3"): IPv4 address too short"#,
+            ),
+            (
+                "semver('1.02.3').major() == 1",
+                r#"Minor number must not contain leading zeroes "02""#,
+            ),
+            (
+                "semver('1.2', true).major() == 1 && semver('1.2-rc', true).major() == 1",
+                "short version cannot contain PreRelease/Build meta data",
             ),
             (
                 "url('a/b').getHost() == ''",

@@ -15,6 +15,7 @@ use cel::common::value::{CowVal, StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 use super::environment::{boolean, fail, no_overload, string_arg, take};
+use super::netip::{Addr, parse_addr};
 use crate::schema::validation::go_quote;
 
 /// The CEL type of a URL value.
@@ -331,26 +332,13 @@ fn parse_host(scheme: &str, host: &str) -> Result<String, String> {
     unescape(host, Mode::Host)
 }
 
-/// What Go's `netip.ParseAddr` says of a bracketed host: nothing for an IPv6 address
-/// (with a zone or not), "invalid IP-literal" for an IPv4 one. Its error for a text with
-/// neither a dot, a colon nor a percent sign is Go's; for a malformed address Go names
-/// the fault (`multiple :: in address`), and the fake says only that it is not one.
+/// Go's check of a bracketed host: an IPv6 address (`netip.ParseAddr`), not an IPv4 one.
 fn check_ip_literal(literal: &str) -> Result<(), String> {
-    let address = literal.split('%').next().unwrap_or("");
-    if address.parse::<std::net::Ipv4Addr>().is_ok() && !literal.contains('%') {
-        return Err("invalid IP-literal".into());
+    match parse_addr(literal) {
+        Ok(Addr::V4(_)) => Err("invalid IP-literal".into()),
+        Ok(Addr::V6(..)) => Ok(()),
+        Err(e) => Err(format!("invalid host: {e}")),
     }
-    if address.parse::<std::net::Ipv6Addr>().is_ok() && address.contains(':') {
-        return Ok(());
-    }
-    let fault = match literal.bytes().find(|b| matches!(b, b'.' | b':' | b'%')) {
-        Some(b'%') => "missing IPv6 address",
-        _ => "unable to parse IP",
-    };
-    Err(format!(
-        "invalid host: ParseAddr({}): {fault}",
-        go_quote(literal)
-    ))
 }
 
 /// Which part of a URL a text is, for Go's `unescape` and `shouldEscape`.
