@@ -248,14 +248,16 @@
 //!    field, map key or list item before the write), with the Kubernetes CEL libraries
 //!    for lists, sets, regex, URLs, quantities, IP addresses, CIDRs and versions (Go's URL
 //!    and address parsing with its errors, and Go's way of holding a quantity, which
-//!    decides `isInteger()`) but without the `format` library, the two-variable
-//!    comprehensions, and timestamps and durations (those fail to evaluate), the cost
-//!    limits, and the server's checks of the rules when the CRD is written; a write other checks refuse gets
+//!    decides `isInteger()`), timestamps and durations (a `date-time`, `date` or
+//!    `duration` string is one, and a `byte` string is bytes, as on the server), but
+//!    without the `format` library and the two-variable comprehensions (those fail to
+//!    evaluate), the cost limits, and the server's checks of the rules when the CRD is
+//!    written; a write other checks refuse gets
 //!    the server's note that the rules were not checked, with the feature or without. An update
 //!    ratchets as on the server: a value it leaves as it was passes whatever the schema now
 //!    says (found by field name, map key or a `map` list's key), and no list
 //!    is checked for repeats when the object repeated one before. What it leaves out: the
-//!    formats `uri`, `email`, `duration`, `creditcard` and `isbn` (unchecked). Several faults
+//!    formats `uri`, `email`, `creditcard` and `isbn` (unchecked). Several faults
 //!    are listed in name order where the server's order varies. No `Warning` names the
 //!    fields pruned.
 //! 2. **A built-in kind's update entry marks fewer nodes**: an update's `managedFields`

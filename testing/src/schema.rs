@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use kclient_apimachinery::meta::FieldMeta;
 use serde_json::Value;
 
+mod durations;
 mod formats;
 #[cfg(feature = "cel")]
 mod rules;

@@ -4,9 +4,9 @@
 //! registry does not know (`binary`, `password`, or any other name) checks nothing, as on
 //! the server, which only warns about it when the CRD is written.
 //!
-//! The fake checks the formats with a fixed grammar. `uri`, `email`, `duration`,
-//! `creditcard`, `isbn`, `isbn10` and `isbn13` are left unchecked: each rests on a Go
-//! parser (`net/url`, `net/mail`, `time.ParseDuration` and its day and week units) or a
+//! The fake checks the formats with a fixed grammar, and `duration` with Go's parsers
+//! ([`durations`](super::durations)). `uri`, `email`, `creditcard`, `isbn`, `isbn10` and
+//! `isbn13` are left unchecked: each rests on a Go parser (`net/url`, `net/mail`) or a
 //! checksum whose edge cases the fake would only approximate.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -22,6 +22,7 @@ pub(super) fn conforms(format: &str, value: &str) -> Option<bool> {
         "byte" => is_base64(value),
         "date" => is_date(value),
         "datetime" => is_date_time(value),
+        "duration" => super::durations::parse_duration(value).is_some(),
         "hostname" => is_hostname(value),
         "ipv4" => value.contains('.') && parse_ip_sloppy(value).is_some(),
         "ipv6" => value.contains(':') && value.parse::<Ipv6Addr>().is_ok(),

@@ -281,7 +281,7 @@ impl StructuralSchema {
                 (Some("number"), _) | (_, None) => cel::Value::Float(n.as_f64().unwrap_or(0.0)),
                 (_, Some(i)) => cel::Value::Int(i),
             },
-            Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+            Value::String(s) => self.string_to_cel(s),
             Value::Array(items) => {
                 let schema = self.items.as_deref();
                 cel::Value::List(Arc::new(
@@ -308,6 +308,110 @@ impl StructuralSchema {
     }
 }
 
+impl StructuralSchema {
+    /// A string as the server's CEL sees it, by its format: `duration` a duration (as
+    /// kube-openapi's `strfmt.ParseDuration` reads it), `date` and `date-time` a timestamp
+    /// (`date-time` in one of kube-openapi's layouts: RFC 3339 with or without a zone,
+    /// whose absence means UTC), `byte` bytes (standard base64). A value the OpenAPI check
+    /// passed and these do not read (`2024-01-01t00:00:00z`, lowercase) stays a string
+    /// here; on the server, a rule that reads it fails to evaluate.
+    fn string_to_cel(&self, s: &str) -> cel::Value {
+        let converted = match self.limits.format.as_deref() {
+            Some("duration") => super::durations::parse_duration(s)
+                .map(|nanos| cel::Value::Duration(chrono::Duration::nanoseconds(nanos))),
+            Some("date") => parse_date(s).map(cel::Value::Timestamp),
+            Some("date-time") => parse_date_time(s).map(cel::Value::Timestamp),
+            Some("byte") => {
+                use base64::Engine as _;
+                const LENIENT: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+                    &base64::alphabet::STANDARD,
+                    base64::engine::GeneralPurposeConfig::new()
+                        .with_decode_allow_trailing_bits(true),
+                );
+                LENIENT
+                    .decode(s)
+                    .ok()
+                    .map(|bytes| cel::Value::Bytes(Arc::new(bytes)))
+            }
+            _ => None,
+        };
+        converted.unwrap_or_else(|| cel::Value::String(Arc::new(s.to_owned())))
+    }
+}
+
+/// Go's `time.Parse("2006-01-02", s)`: midnight UTC of that day.
+fn parse_date(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let number = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = s.get(r)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(
+        i32::try_from(number(0..4)?).ok()?,
+        number(5..7)?,
+        number(8..10)?,
+    )?;
+    Some(date.and_hms_opt(0, 0, 0)?.and_utc().fixed_offset())
+}
+
+/// kube-openapi's `strfmt.ParseDateTime`: Go's `time.Parse` with RFC 3339 layouts
+/// (`2006-01-02T15:04:05` and a fraction, then `Z` or `±hh:mm`, or nothing for UTC).
+fn parse_date_time(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    let (date, rest) = (s.get(..10)?, s.get(10..)?);
+    let rest = rest.strip_prefix('T')?;
+    let day = parse_date(date)?;
+    let b = rest.as_bytes();
+    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
+        return None;
+    }
+    let two = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = rest.get(r)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let (hour, minute, second) = (two(0..2)?, two(3..5)?, two(6..8)?);
+    let mut tail = &rest[8..];
+    let mut nanos = 0u32;
+    if let Some(fraction) = tail.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        // Go reads at most nine digits of a fraction.
+        let kept = &fraction[..digits.min(9)];
+        nanos = kept.parse::<u32>().ok()? * 10u32.pow(9 - kept.len() as u32);
+        tail = &fraction[digits..];
+    }
+    let offset_seconds = match tail {
+        "" | "Z" => 0,
+        zone => {
+            let zb = zone.as_bytes();
+            if zb.len() != 6 || zb[3] != b':' || !matches!(zb[0], b'+' | b'-') {
+                return None;
+            }
+            let hours: i32 = zone.get(1..3)?.parse().ok()?;
+            let minutes: i32 = zone.get(4..6)?.parse().ok()?;
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let total = hours * 3600 + minutes * 60;
+            if zb[0] == b'-' { -total } else { total }
+        }
+    };
+    let offset = chrono::FixedOffset::east_opt(offset_seconds)?;
+    let time = chrono::NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
+    day.date_naive()
+        .and_time(time)
+        .and_local_timezone(offset)
+        .single()
+}
+
 /// A value the schema does not type, by its JSON alone.
 fn untyped(value: &Value) -> cel::Value {
     StructuralSchema::default().to_cel(value)
@@ -332,6 +436,14 @@ pub(super) fn cel_error(e: &ExecutionError) -> String {
         ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
         ExecutionError::FunctionError { function, message } if function == KUBERNETES => {
             message.clone()
+        }
+        // A string `duration()` or `timestamp()` cannot read: cel-go's words, which name
+        // the type and not the fault.
+        ExecutionError::FunctionError { function, .. } if function == "duration" => {
+            "type conversion error from 'string' to 'google.protobuf.Duration'".to_owned()
+        }
+        ExecutionError::FunctionError { function, .. } if function == "timestamp" => {
+            "type conversion error from 'string' to 'google.protobuf.Timestamp'".to_owned()
         }
         other => other.to_string(),
     }

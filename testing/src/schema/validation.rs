@@ -38,7 +38,7 @@ const TYPE_INVALID: &str = "FieldValueTypeInvalid";
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Limits {
     /// `format`, as written.
-    format: Option<String>,
+    pub(super) format: Option<String>,
     minimum: Option<f64>,
     maximum: Option<f64>,
     exclusive_minimum: bool,

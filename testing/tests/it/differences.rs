@@ -81,8 +81,8 @@ async fn defaults_are_filled_for_some_kinds_only() {
 
 /// 1. A custom resource is validated by its CRD's schema on both, but for its CEL rules
 /// (`x-kubernetes-validations`): without the `cel` feature the fake does not evaluate them;
-/// with it, it does, but without some of CEL's functions (`duration()` here), where the
-/// fake's evaluation fails.
+/// with it, it does, but without the `format` library of Kubernetes' CEL, where the fake's
+/// evaluation fails.
 #[tokio::test(flavor = "multi_thread")]
 async fn cel_rules_are_checked_only_in_part_in_the_fake() {
     let env = TestEnv::connect().await;
@@ -120,27 +120,23 @@ async fn cel_rules_are_checked_only_in_part_in_the_fake() {
         assert!(e.is_invalid(), "{e}");
     }
     if cfg!(feature = "cel") {
-        // isURL() is declared in the fake; duration() is not.
+        // isURL() is declared in the fake; the `format` library is not.
         let site = gauge(json!({"site": "https://example.com/"}));
         for client in [&b.real, &b.fake] {
             let created = post(client, &path, site.clone()).await;
             assert_eq!(created["spec"]["site"], "https://example.com/");
         }
         let libraries = path.replace("/gauges", "/libraries");
-        let timeout = json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Library",
-            "metadata": {"name": "timeout"}, "spec": {"timeout": "5s"}});
-        let real = post(&b.real, &libraries, timeout.clone()).await;
-        assert_eq!(real["spec"]["timeout"], "5s");
-        let fake: Result<Value, _> = b
-            .fake
-            .post()
-            .abs_path(&libraries)
-            .json(&timeout)
-            .send()
-            .await;
-        let e = fake.expect_err("the fake has no duration()");
+        let label = json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Library",
+            "metadata": {"name": "label"}, "spec": {"label": "my-name"}});
+        let real = post(&b.real, &libraries, label.clone()).await;
+        assert_eq!(real["spec"]["label"], "my-name");
+        let fake: Result<Value, _> = b.fake.post().abs_path(&libraries).json(&label).send().await;
+        let e = fake.expect_err("the fake has no format library");
         assert!(
-            e.is_invalid() && e.to_string().contains("evaluating rule: duration(self)"),
+            e.is_invalid()
+                && e.to_string()
+                    .contains("evaluating rule: !format.dns1123Label()"),
             "{e}"
         );
     } else {

@@ -1007,8 +1007,9 @@ pub(crate) fn test_crds() -> Vec<Value> {
 /// quantities) on fields bounded so that the server's cost estimate takes them. A URL's
 /// parts and a quantity sum are compared with sibling fields that a case gives, so that a
 /// part the fake reads otherwise than the server refuses on one side only. IP addresses and
-/// CIDRs and versions are compared the same way; `timeout` calls `duration()`, which the
-/// fake does not have (difference 1).
+/// CIDRs and versions are compared the same way. Fields of the formats `duration`,
+/// `date-time`, `date` and `byte` are durations, timestamps and bytes in CEL; `label`
+/// calls the `format` library, which the fake does not have (difference 1).
 fn libraries_crd(mut libraries: Value) -> Value {
     let text = |max: u64| json!({"type": "string", "maxLength": max});
     let ruled = |schema: Value, rules: Value| {
@@ -1076,6 +1077,26 @@ fn libraries_crd(mut libraries: Value) -> Value {
         text(20),
         json!([{"rule": "duration(self) >= duration('1s')"}]),
     );
+    // Strings of the formats CEL reads as durations, timestamps and bytes.
+    let formatted = |format: &str| json!({"type": "string", "format": format, "maxLength": 40});
+    fields["ttl"] = ruled(
+        formatted("duration"),
+        json!([{"rule": "self >= duration('1m')", "message": "ttl under a minute"},
+            {"rule": "self.getHours() < 1000"}]),
+    );
+    fields["start"] = formatted("date-time");
+    fields["end"] = formatted("date-time");
+    fields["day"] = ruled(
+        formatted("date"),
+        json!([{"rule": "self > timestamp('2020-01-01T00:00:00Z')", "message": "day too early"},
+            {"rule": "self.getDayOfWeek() != 0", "message": "not on a Sunday"}]),
+    );
+    fields["blob"] = ruled(formatted("byte"), json!([{"rule": "size(self) <= 4"}]));
+    // A rule of the `format` library, which the fake lacks (difference 1).
+    fields["label"] = ruled(
+        text(63),
+        json!([{"rule": "!format.dns1123Label().validate(self).hasValue()"}]),
+    );
     let rules = &mut libraries["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
         ["x-kubernetes-validations"];
     let rules = rules.as_array_mut().expect("the rules of spec");
@@ -1121,6 +1142,18 @@ fn libraries_crd(mut libraries: Value) -> Value {
         (
             "!has(self.net) || !has(self.addr) || cidr(self.net).ip() == ip(self.addr)",
             "ip() differs",
+        ),
+        (
+            "!has(self.start) || !has(self.end) || self.start < self.end",
+            "start must precede end",
+        ),
+        (
+            "!has(self.start) || !has(self.end) || self.end - self.start <= duration('48h')",
+            "longer than two days",
+        ),
+        (
+            "!has(self.start) || self.start.getFullYear() >= 2000 && self.start.getHours('America/New_York') != 3",
+            "start hour",
         ),
         (
             "!has(self.version) || !has(self.major) || semver(self.version, true).major() == self.major",

@@ -441,6 +441,31 @@ fn cel_library_cases() -> Vec<Case> {
         json!({"version": "99999999999999999999.0.0", "major": 1}),
         json!({"version": "", "major": 0}),
     ];
+    let times = [
+        json!({"timeout": "5s"}),
+        json!({"timeout": "500ms"}),
+        json!({"timeout": "1h"}),
+        json!({"timeout": "x"}),
+        json!({"timeout": "3 days"}),
+        json!({"ttl": "2 days"}),
+        json!({"ttl": "30s"}),
+        json!({"ttl": "1h30m"}),
+        json!({"ttl": "bogus"}),
+        json!({"ttl": "2000h"}),
+        json!({"start": "2024-01-01T00:00:00Z", "end": "2024-01-01T01:00:00+02:00"}),
+        json!({"start": "2024-01-01T00:00:00.5Z", "end": "2024-01-01T00:00:01Z"}),
+        json!({"start": "2024-01-01T00:00:00", "end": "2024-01-02T00:00:00Z"}),
+        json!({"start": "2024-01-01T00:00:00Z", "end": "2024-01-05T00:00:00Z"}),
+        json!({"start": "1999-06-01T12:00:00Z", "end": "1999-06-01T13:00:00Z"}),
+        json!({"start": "2024-06-01T07:30:00Z", "end": "2024-06-01T08:00:00Z"}),
+        json!({"start": "2024-13-01T00:00:00Z", "end": "2024-01-01T00:00:00Z"}),
+        json!({"day": "2019-12-31"}),
+        json!({"day": "2021-01-04"}),
+        json!({"day": "2021-01-03"}),
+        json!({"blob": "aGVsbG8="}),
+        json!({"blob": "aGk="}),
+        json!({"blob": "!!"}),
+    ];
     let quantities = [
         json!({"qty": "1Gi"}),
         json!({"qty": "20Gi"}),
@@ -464,6 +489,7 @@ fn cel_library_cases() -> Vec<Case> {
         .chain(urls)
         .chain(addresses)
         .chain(versions)
+        .chain(times)
         .chain(quantities)
         .map(&mut library)
         .collect();

@@ -13,9 +13,9 @@
 //!   ([`ip`](super::ip)), and versions ([`semver`](super::semver)).
 //!
 //! Not declared here, so a rule calling them fails to evaluate in the fake: the `format`
-//! library, the two-variable comprehensions (`all(i, x, ...)`,
-//! `transformList`, ...), and timestamps and durations (the `cel` crate has them only with
-//! chrono). The server declares no `math`, `base64` or `cel.bind`.
+//! library, and the two-variable comprehensions (`all(i, x, ...)`, `transformList`, ...),
+//! macros the `cel` crate does not expand. The server declares no `math`, `base64` or
+//! `cel.bind`.
 
 use std::sync::{Arc, LazyLock};
 
@@ -171,6 +171,10 @@ mod tests {
             (
                 "ip('1.2.3') == ip('1.2.3.4')",
                 r#"IP Address "1.2.3" parse error during conversion from string: ParseAddr("1.2.3"): IPv4 address too short"#,
+            ),
+            (
+                "timestamp('2020-01-01') > timestamp('2019-01-01T00:00:00Z')",
+                "type conversion error from 'string' to 'google.protobuf.Timestamp'",
             ),
             (
                 "semver('1.02.3').major() == 1",
