@@ -249,10 +249,9 @@
 //!    for lists, sets, regex, URLs, quantities, IP addresses, CIDRs and versions (Go's URL
 //!    and address parsing with its errors, and Go's way of holding a quantity, which
 //!    decides `isInteger()`), timestamps and durations (a `date-time`, `date` or
-//!    `duration` string is one, and a `byte` string is bytes, as on the server), but
-//!    without the `format` library and the two-variable comprehensions (those fail to
-//!    evaluate), the cost limits, and the server's checks of the rules when the CRD is
-//!    written; a write other checks refuse gets
+//!    `duration` string is one, and a `byte` string is bytes, as on the server), named
+//!    formats and the two-variable comprehensions, but without the cost limits and the
+//!    server's checks of the rules when the CRD is written (it type-checks them); a write other checks refuse gets
 //!    the server's note that the rules were not checked, with the feature or without. An update
 //!    ratchets as on the server: a value it leaves as it was passes whatever the schema now
 //!    says (found by field name, map key or a `map` list's key), and no list

@@ -9,18 +9,22 @@
 //! `failed rule: <rule>`; one that fails to evaluate (`no such key: x`) says so, as the
 //! server does.
 //!
+//! Rules run in the environment of [`environment`]: CEL's standard library and every
+//! library kube-apiserver declares for CRD rules, timestamps and durations among them (a
+//! `date-time` string is a timestamp, as on the server).
+//!
 //! What the fake leaves out: the server's checks when the CRD is written (a rule that does
-//! not compile, or whose estimated cost is over the budget, is refused there; the fake
-//! skips a rule the `cel` crate cannot parse), the cost limit at run time, the Kubernetes
-//! CEL libraries that [`environment`] does not declare (`format`, timestamps and
-//! durations: they fail to evaluate in the fake), `optionalOldSelf` (such a rule is evaluated on updates only), timestamps and durations
-//! (a `date-time` string stays a string), and the server's other ways to name fields in a
-//! `fieldPath`. A value an update leaves as it was is evaluated too, and a rule that does
+//! not compile or type-check, or whose estimated cost is over the budget, is refused there;
+//! the fake skips a rule the `cel` crate cannot parse, and evaluates one that would not
+//! type-check), the cost limit at run time, `optionalOldSelf` (such a rule is evaluated on
+//! updates only), and the server's other ways to name fields in a `fieldPath`. A value an update leaves as it was is evaluated too, and a rule that does
 //! not name `oldSelf` and yields false there passes (ratcheting, as in `validation`); an
 //! evaluation error does not. A map's value is named by its key in brackets
 //! (`spec.limits[cpu]`), as the server names it.
 
+mod comprehensions;
 mod environment;
+mod format;
 mod ip;
 mod lists;
 mod netip;

@@ -81,8 +81,8 @@ async fn defaults_are_filled_for_some_kinds_only() {
 
 /// 1. A custom resource is validated by its CRD's schema on both, but for its CEL rules
 /// (`x-kubernetes-validations`): without the `cel` feature the fake does not evaluate them;
-/// with it, it does, but without the `format` library of Kubernetes' CEL, where the fake's
-/// evaluation fails.
+/// with it, it does, with every library the server declares, but it does not type-check
+/// the rules when the CRD is written, as the server does.
 #[tokio::test(flavor = "multi_thread")]
 async fn cel_rules_are_checked_only_in_part_in_the_fake() {
     let env = TestEnv::connect().await;
@@ -120,24 +120,37 @@ async fn cel_rules_are_checked_only_in_part_in_the_fake() {
         assert!(e.is_invalid(), "{e}");
     }
     if cfg!(feature = "cel") {
-        // isURL() is declared in the fake; the `format` library is not.
+        // The fake evaluates the libraries the server declares: isURL() here.
         let site = gauge(json!({"site": "https://example.com/"}));
         for client in [&b.real, &b.fake] {
             let created = post(client, &path, site.clone()).await;
             assert_eq!(created["spec"]["site"], "https://example.com/");
         }
-        let libraries = path.replace("/gauges", "/libraries");
-        let label = json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Library",
-            "metadata": {"name": "label"}, "spec": {"label": "my-name"}});
-        let real = post(&b.real, &libraries, label.clone()).await;
-        assert_eq!(real["spec"]["label"], "my-name");
-        let fake: Result<Value, _> = b.fake.post().abs_path(&libraries).json(&label).send().await;
-        let e = fake.expect_err("the fake has no format library");
+        // The server type-checks a CRD's rules when it is written (an int compared with
+        // a double has no overload); the fake takes the CRD, and evaluates the rule.
+        let typed = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "typechecks.differences.kclient.dev"},
+            "spec": {"group": "differences.kclient.dev", "scope": "Namespaced",
+                "names": {"plural": "typechecks", "singular": "typecheck",
+                    "kind": "TypeCheck", "listKind": "TypeCheckList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"n": {"type": "integer",
+                            "x-kubernetes-validations": [{"rule": "self == 1.0"}]}}}}}}}]}});
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        let real: Result<Value, _> = b.real.post().abs_path(crds).json(&typed).send().await;
+        let e = real.expect_err("the server type-checks the rule");
         assert!(
             e.is_invalid()
                 && e.to_string()
-                    .contains("evaluating rule: !format.dns1123Label()"),
+                    .contains("found no matching overload for '_==_' applied to '(int, double)'"),
             "{e}"
+        );
+        let fake = post(&b.fake, crds, typed).await;
+        assert_eq!(
+            fake["metadata"]["name"],
+            "typechecks.differences.kclient.dev"
         );
     } else {
         let ruled = gauge(json!({"ruled": 0}));

@@ -1008,8 +1008,9 @@ pub(crate) fn test_crds() -> Vec<Value> {
 /// parts and a quantity sum are compared with sibling fields that a case gives, so that a
 /// part the fake reads otherwise than the server refuses on one side only. IP addresses and
 /// CIDRs and versions are compared the same way. Fields of the formats `duration`,
-/// `date-time`, `date` and `byte` are durations, timestamps and bytes in CEL; `label`
-/// calls the `format` library, which the fake does not have (difference 1).
+/// `date-time`, `date` and `byte` are durations, timestamps and bytes in CEL; `label` is
+/// checked against the format `formatName` names; `names` and `counts` have
+/// two-variable comprehensions.
 fn libraries_crd(mut libraries: Value) -> Value {
     let text = |max: u64| json!({"type": "string", "maxLength": max});
     let ruled = |schema: Value, rules: Value| {
@@ -1092,10 +1093,27 @@ fn libraries_crd(mut libraries: Value) -> Value {
             {"rule": "self.getDayOfWeek() != 0", "message": "not on a Sunday"}]),
     );
     fields["blob"] = ruled(formatted("byte"), json!([{"rule": "size(self) <= 4"}]));
-    // A rule of the `format` library, which the fake lacks (difference 1).
-    fields["label"] = ruled(
-        text(63),
-        json!([{"rule": "!format.dns1123Label().validate(self).hasValue()"}]),
+    // Named formats: the rule fails with the list of what is wrong as its message.
+    fields["label"] = text(70);
+    fields["formatName"] = text(30);
+    fields["problem"] = text(400);
+    fields["problems"] = json!({"type": "integer"});
+    // Two-variable comprehensions.
+    fields["names"] = ruled(
+        json!({"type": "array", "maxItems": 5, "items": text(10)}),
+        json!([{"rule": "self.all(i, x, i < 4 && x != '')", "message": "all"},
+            {"rule": "!self.exists(i, x, i == 1 && x == 'no')", "message": "exists"},
+            {"rule": "self.size() < 3 || self.existsOne(i, x, x == 'one')", "message": "existsOne"},
+            {"rule": "self.transformList(i, x, i > 0, x) == self.slice(1, self.size())",
+                "message": "transformList"},
+            {"rule": "self.transformMap(i, x, x).size() == self.size()", "message": "transformMap"},
+            {"rule": "self.transformMapEntry(i, x, {x: i}).size() >= 0", "message": "transformMapEntry"}]),
+    );
+    fields["counts"] = ruled(
+        json!({"type": "object", "maxProperties": 5, "additionalProperties": {"type": "integer"}}),
+        json!([{"rule": "self.all(k, v, k.size() < 5 && v >= 0)", "message": "counts"},
+            {"rule": "self.transformMapEntry(k, v, v > 0, {k + '!': v}).size() <= 3",
+                "message": "positive counts"}]),
     );
     let rules = &mut libraries["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
         ["x-kubernetes-validations"];
@@ -1142,6 +1160,14 @@ fn libraries_crd(mut libraries: Value) -> Value {
         (
             "!has(self.net) || !has(self.addr) || cidr(self.net).ip() == ip(self.addr)",
             "ip() differs",
+        ),
+        (
+            "!has(self.label) || !has(self.formatName) || !format.named(self.formatName).hasValue() || !format.named(self.formatName).value().validate(self.label).hasValue()",
+            "label does not match its format",
+        ),
+        (
+            "!has(self.problem) || !has(self.problems) || format.named(self.formatName).value().validate(self.label).orValue(['']).size() == self.problems && format.named(self.formatName).value().validate(self.label).orValue([''])[0] == self.problem",
+            "problems differ",
         ),
         (
             "!has(self.start) || !has(self.end) || self.start < self.end",

@@ -466,6 +466,86 @@ fn cel_library_cases() -> Vec<Case> {
         json!({"blob": "aGk="}),
         json!({"blob": "!!"}),
     ];
+    let named = |label: &str, format: &str| json!({"label": label, "formatName": format});
+    // The first problem a format names, and how many it names, as the fake words them
+    // (`problems differ` when the server's are other).
+    let problem = |label: &str, format: &str, first: &str, count: usize| json!({"label": label, "formatName": format, "problem": first, "problems": count});
+    const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    const SUBDOMAIN: &str = r"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    let formats = [
+        named("my-name", "dns1123Label"),
+        problem("My_Name", "dns1123Label", LABEL, 1),
+        problem("a.b", "dns1123Label", "must not contain dots", 1),
+        problem(
+            &"a".repeat(64),
+            "dns1123Label",
+            "must be no more than 63 characters",
+            1,
+        ),
+        problem(
+            &format!("{}.b", "a".repeat(63)),
+            "dns1123Label",
+            "must be no more than 63 characters",
+            2,
+        ),
+        named("example.com", "dns1123Subdomain"),
+        problem("-x.com", "dns1123Subdomain", SUBDOMAIN, 1),
+        problem(
+            "1abc",
+            "dns1035Label",
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+            1,
+        ),
+        named("example.com/MyName", "qualifiedName"),
+        problem("/x", "qualifiedName", "prefix part must be non-empty", 1),
+        problem(
+            "a/b/c",
+            "qualifiedName",
+            "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+            1,
+        ),
+        problem(
+            "Ex.com/-x",
+            "qualifiedName",
+            &format!("prefix part {SUBDOMAIN}"),
+            2,
+        ),
+        problem("x/", "qualifiedName", "name part must be non-empty", 2),
+        named("my-prefix-", "dns1123LabelPrefix"),
+        named("x-", "dns1035LabelPrefix"),
+        named("sub.prefix.-", "dns1123SubdomainPrefix"),
+        problem("-", "dns1123LabelPrefix", LABEL, 1),
+        named("my_value", "labelValue"),
+        problem(
+            "a b",
+            "labelValue",
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+            1,
+        ),
+        named("http://example.com", "uri"),
+        problem("a/b", "uri", r#"parse "a/b": invalid URI for request"#, 1),
+        named("123e4567-e89b-12d3-a456-426614174000", "uuid"),
+        problem("123", "uuid", "does not match the UUID format", 1),
+        named("aGVsbG8=", "byte"),
+        problem("!", "byte", "invalid base64", 1),
+        problem("2021-02-30", "date", "invalid date", 1),
+        named("2021-01-01T00:00:00Z", "datetime"),
+        problem("yesterday", "datetime", "invalid datetime", 1),
+        named("anything", "noSuchFormat"),
+    ];
+    let comprehensions = [
+        json!({"names": ["a", "b"]}),
+        json!({"names": ["a", "b", "c", "d", "e"]}),
+        json!({"names": ["a", ""]}),
+        json!({"names": ["a", "no"]}),
+        json!({"names": ["one", "two", "three"]}),
+        json!({"names": ["one", "one", "x"]}),
+        json!({"names": ["x", "x"]}),
+        json!({"counts": {"a": 1, "b": 0}}),
+        json!({"counts": {"long key": 1}}),
+        json!({"counts": {"a": -1}}),
+        json!({"counts": {"a": 1, "b": 2, "c": 3, "d": 4}}),
+    ];
     let quantities = [
         json!({"qty": "1Gi"}),
         json!({"qty": "20Gi"}),
@@ -490,6 +570,8 @@ fn cel_library_cases() -> Vec<Case> {
         .chain(addresses)
         .chain(versions)
         .chain(times)
+        .chain(formats)
+        .chain(comprehensions)
         .chain(quantities)
         .map(&mut library)
         .collect();

@@ -10,12 +10,14 @@
 //!   ([`lists`](super::lists));
 //! - Kubernetes' regex functions ([`regex`](super::regex)), URLs ([`url`](super::url)),
 //!   quantities ([`quantity`](super::quantity)), IP addresses and CIDRs
-//!   ([`ip`](super::ip)), and versions ([`semver`](super::semver)).
+//!   ([`ip`](super::ip)), versions ([`semver`](super::semver)), and named formats
+//!   ([`format`](super::format));
+//! - cel-go's two-variable comprehensions ([`comprehensions`](super::comprehensions)).
 //!
-//! Not declared here, so a rule calling them fails to evaluate in the fake: the `format`
-//! library, and the two-variable comprehensions (`all(i, x, ...)`, `transformList`, ...),
-//! macros the `cel` crate does not expand. The server declares no `math`, `base64` or
-//! `cel.bind`.
+//! The server declares no `math`, `base64` or `cel.bind`. It also type-checks each rule
+//! against the schema when the CRD is written, which the fake does not: a rule the server
+//! would refuse there (`self.count == 1.0` on an integer) is evaluated here as the `cel`
+//! crate evaluates it.
 
 use std::sync::{Arc, LazyLock};
 
@@ -39,7 +41,9 @@ pub(super) fn environment() -> &'static Arc<Env> {
             .and_then(|()| env.add_extension(super::url::register))
             .and_then(|()| env.add_extension(super::quantity::register))
             .and_then(|()| env.add_extension(super::ip::register))
-            .and_then(|()| env.add_extension(super::semver::register));
+            .and_then(|()| env.add_extension(super::semver::register))
+            .and_then(|()| env.add_extension(super::format::register))
+            .and_then(|()| env.add_extension(super::comprehensions::register));
         // The declarations are fixed, and tested: an error here is a bug in them.
         if let Err(e) = declared {
             panic!("the CRD rules' CEL environment: {e}");
@@ -151,6 +155,18 @@ mod tests {
             "semver('1.0.0-alpha.beta').isLessThan(semver('1.0.0-beta')) && semver('1.0.0-2').isLessThan(semver('1.0.0-11'))",
             "semver('1.0.0').compareTo(semver('1.0.0+build')) == 0 && semver('2.0.0').isGreaterThan(semver('1.9.9'))",
             "quantity('2').isGreaterThan(quantity('1')) && semver('2.0.0').compareTo(semver('3.0.0')) == -1",
+            "!format.dns1123Label().validate('my-name').hasValue() && format.named('x') == optional.none()",
+            "format.named('labelValue').value().validate('a b').value().size() == 1",
+            "format.dns1123LabelPrefix().validate('ab-') == optional.none()",
+            "[1, 2, 3].all(i, x, i < 3 && x > 0) && !['a'].all(i, x, i > 0)",
+            "{'a': 1, 'b': 2}.exists(k, v, k == 'b' && v == 2)",
+            "[1, 2, 1].existsOne(i, x, x == 2) && ![1, 1].exists_one(i, x, x == 1)",
+            "[1, 2, 3].transformList(i, x, x * 2) == [2, 4, 6]",
+            "[1, 2, 3].transformList(i, x, i > 0, x) == [2, 3]",
+            "[1, 2].transformMap(i, x, x * 10) == {0: 10, 1: 20}",
+            "{'a': 1}.transformMapEntry(k, v, {v: k}) == {1: 'a'}",
+            "[[1, 2], [3]].all(i, xs, xs.all(j, y, y > i))",
+            "[1, 2].all(i, x, [x].exists(y, y == x)) && [1].all(x, [5].all(i, y, y > x))",
         ] {
             assert_eq!(eval(source), Ok(Value::Bool(true)), "{source}");
         }
@@ -175,6 +191,10 @@ mod tests {
             (
                 "timestamp('2020-01-01') > timestamp('2019-01-01T00:00:00Z')",
                 "type conversion error from 'string' to 'google.protobuf.Timestamp'",
+            ),
+            (
+                "[1, 2].transformMapEntry(i, x, {'k': x}) == {}",
+                "insert failed: key k already exists",
             ),
             (
                 "semver('1.02.3').major() == 1",
