@@ -343,22 +343,24 @@ impl StructuralSchema {
     }
 }
 
+/// The number written with the ASCII digits of `s[range]`, all of them digits.
+fn digits(s: &str, range: std::ops::Range<usize>) -> Option<u32> {
+    let part = s.get(range)?;
+    part.bytes()
+        .all(|c| c.is_ascii_digit())
+        .then(|| part.parse().ok())?
+}
+
 /// Go's `time.Parse("2006-01-02", s)`: midnight UTC of that day.
 fn parse_date(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     let b = s.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    let number = |r: std::ops::Range<usize>| -> Option<u32> {
-        let part = s.get(r)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
     let date = chrono::NaiveDate::from_ymd_opt(
-        i32::try_from(number(0..4)?).ok()?,
-        number(5..7)?,
-        number(8..10)?,
+        i32::try_from(digits(s, 0..4)?).ok()?,
+        digits(s, 5..7)?,
+        digits(s, 8..10)?,
     )?;
     Some(date.and_hms_opt(0, 0, 0)?.and_utc().fixed_offset())
 }
@@ -373,13 +375,11 @@ fn parse_date_time(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     if b.len() < 8 || b[2] != b':' || b[5] != b':' {
         return None;
     }
-    let two = |r: std::ops::Range<usize>| -> Option<u32> {
-        let part = rest.get(r)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    let (hour, minute, second) = (two(0..2)?, two(3..5)?, two(6..8)?);
+    let (hour, minute, second) = (
+        digits(rest, 0..2)?,
+        digits(rest, 3..5)?,
+        digits(rest, 6..8)?,
+    );
     let mut tail = &rest[8..];
     let mut nanos = 0u32;
     if let Some(fraction) = tail.strip_prefix('.') {

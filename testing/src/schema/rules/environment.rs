@@ -21,9 +21,9 @@
 
 use std::sync::{Arc, LazyLock};
 
-use cel::common::types::{CelBool, CelInt, CelString};
+use cel::common::types::{CelBool, CelInt, CelString, Type};
 use cel::common::value::{CowVal, Val};
-use cel::{Env, ExecutionError};
+use cel::{DeclarationError, Env, ExecutionError};
 
 /// The function name under which the libraries here report their errors: the fake
 /// prints their message alone, in the server's words.
@@ -53,6 +53,39 @@ pub(super) fn environment() -> &'static Arc<Env> {
     &ENV
 }
 
+/// Implements `Val` for a value of one of these libraries (a URL, a quantity, ...): the
+/// static CEL type `$cel_type`, equality by `$equal` (a `fn(&Self, &Self) -> bool`), and
+/// a clone for the interpreter.
+macro_rules! library_value {
+    ($ty:ty, $cel_type:expr, $equal:expr) => {
+        impl cel::common::value::Val for $ty {
+            fn get_type(&self) -> &cel::common::types::Type {
+                &$cel_type
+            }
+
+            fn cel_type() -> &'static cel::common::types::Type {
+                &$cel_type
+            }
+
+            fn equals(&self, other: &dyn cel::common::value::Val) -> bool {
+                let equal: fn(&$ty, &$ty) -> bool = $equal;
+                other.downcast_ref::<$ty>().is_some_and(|o| equal(self, o))
+            }
+
+            fn clone_as_boxed<'v>(&self) -> Box<dyn cel::common::value::Val + 'v> {
+                Box::new(self.clone())
+            }
+
+            fn as_any(&self) -> Option<&dyn std::any::Any> {
+                Some(self)
+            }
+        }
+
+        impl cel::common::value::StaticVal for $ty {}
+    };
+}
+pub(super) use library_value;
+
 /// An error of one of these libraries, whose message the server gives as it is.
 pub(super) fn fail(message: impl ToString) -> ExecutionError {
     ExecutionError::function_error(KUBERNETES, message)
@@ -79,6 +112,61 @@ pub(super) fn boolean<'b, 'v>(b: bool) -> CowVal<'b, 'v> {
 /// An `int` result.
 pub(super) fn int<'b, 'v>(i: i64) -> CowVal<'b, 'v> {
     CowVal::owned(CelInt::from(i))
+}
+
+/// A library value with an order (quantities, versions): `isGreaterThan`, `isLessThan` and
+/// `compareTo` on it.
+pub(super) trait Ordered {
+    /// How the first argument orders against the second.
+    fn order(a: &dyn Val, b: &dyn Val) -> Result<std::cmp::Ordering, ExecutionError>;
+}
+
+/// Registers `isGreaterThan`, `isLessThan` and `compareTo` on values of `T`, of CEL type
+/// `cel_type` (its name in the overload ids).
+pub(super) fn register_order<T: Ordered>(
+    env: &mut Env,
+    cel_type: &Type,
+) -> Result<(), DeclarationError> {
+    let name = cel_type.name();
+    let functions: [(&str, Overload); 3] = [
+        ("isGreaterThan", is_greater_than::<T>),
+        ("isLessThan", is_less_than::<T>),
+        ("compareTo", compare_to::<T>),
+    ];
+    for (function, overload) in functions {
+        env.add_member_overload(
+            function,
+            &format!("{name}.{function}"),
+            cel_type.to_owned(),
+            vec![cel_type.to_owned()],
+            overload,
+        )?;
+    }
+    Ok(())
+}
+
+/// An overload's implementation.
+type Overload = for<'b, 'v> fn(Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError>;
+
+fn is_greater_than<'b, 'v, T: Ordered>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let [a, b] = take(args)?;
+    Ok(boolean(T::order(a.as_ref(), b.as_ref())?.is_gt()))
+}
+
+fn is_less_than<'b, 'v, T: Ordered>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let [a, b] = take(args)?;
+    Ok(boolean(T::order(a.as_ref(), b.as_ref())?.is_lt()))
+}
+
+fn compare_to<'b, 'v, T: Ordered>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let [a, b] = take(args)?;
+    Ok(int(T::order(a.as_ref(), b.as_ref())? as i64))
 }
 
 /// A call's arguments (the receiver first), as many as the overload declares.

@@ -4,15 +4,14 @@
 //! (`IsDNS1123Label`, `IsQualifiedName`, ...; v0.36), or strfmt's for the OpenAPI
 //! formats.
 
-use std::any::Any;
 use std::sync::LazyLock;
 
 use cel::common::types::{CelList, CelOptional, CelString, STRING_TYPE, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 use regex::Regex;
 
-use super::environment::{no_overload, string_arg, take};
+use super::environment::{library_value, no_overload, string_arg, take};
 use crate::schema::formats;
 
 /// The CEL type of a format.
@@ -75,29 +74,7 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Format(usize);
 
-impl Val for Format {
-    fn get_type(&self) -> &Type {
-        &FORMAT_TYPE
-    }
-
-    fn cel_type() -> &'static Type {
-        &FORMAT_TYPE
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Format>().is_some_and(|o| o == self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Format {}
+library_value!(Format, FORMAT_TYPE, |a, b| a == b);
 
 fn format_value<'b, 'v>(index: usize) -> CowVal<'b, 'v> {
     CowVal::owned(Format(index))

@@ -7,13 +7,11 @@
 //! `netip` reads them ([`netip`](super::netip)), without IPv4-mapped IPv6 addresses or
 //! zones, as the server's library refuses them, and its errors are the server's words.
 
-use std::any::Any;
-
 use cel::common::types::{CelString, STRING_TYPE, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
-use super::environment::{boolean, fail, int, no_overload, string_arg, take};
+use super::environment::{boolean, fail, int, library_value, no_overload, string_arg, take};
 use super::netip::{Addr, Prefix, parse_addr, parse_prefix};
 use crate::schema::validation::go_quote;
 
@@ -99,53 +97,9 @@ struct Ip(Addr);
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Cidr(Prefix);
 
-impl Val for Ip {
-    fn get_type(&self) -> &Type {
-        &IP_TYPE
-    }
+library_value!(Ip, IP_TYPE, |a, b| a == b);
 
-    fn cel_type() -> &'static Type {
-        &IP_TYPE
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Ip>().is_some_and(|o| o == self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Ip {}
-
-impl Val for Cidr {
-    fn get_type(&self) -> &Type {
-        &CIDR_TYPE
-    }
-
-    fn cel_type() -> &'static Type {
-        &CIDR_TYPE
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Cidr>().is_some_and(|o| o == self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Cidr {}
+library_value!(Cidr, CIDR_TYPE, |a, b| a == b);
 
 /// The library's `parseIPAddr`: Go's `ParseAddr`, without zones or IPv4-mapped addresses.
 fn parse_ip(raw: &str) -> Result<Addr, String> {

@@ -7,15 +7,16 @@
 //! ([`Quantity::to_nano`]), so sums and differences are exact; an amount beyond an `i128`
 //! of nano-units (about 10^29) fails here, where Go would go on with a big decimal.
 
-use std::any::Any;
 use std::cmp::Ordering;
 
 use cel::common::types::{CelDouble, CelInt, INT_TYPE, STRING_TYPE, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 use kclient_apimachinery::meta::Quantity;
 
-use super::environment::{boolean, fail, int, no_overload, string_arg, take};
+use super::environment::{
+    Ordered, boolean, fail, int, library_value, no_overload, register_order, string_arg, take,
+};
 
 /// The CEL type of a quantity value.
 static QUANTITY_TYPE: Type = Type::new_unspecified_type("kubernetes.Quantity");
@@ -39,27 +40,7 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
         is_quantity,
     )?;
     env.add_overload("sign", "k8s.sign(quantity)", vec![q()], sign)?;
-    env.add_member_overload(
-        "isGreaterThan",
-        "k8s.quantity.isGreaterThan",
-        q(),
-        vec![q()],
-        is_greater_than,
-    )?;
-    env.add_member_overload(
-        "isLessThan",
-        "k8s.quantity.isLessThan",
-        q(),
-        vec![q()],
-        is_less_than,
-    )?;
-    env.add_member_overload(
-        "compareTo",
-        "k8s.quantity.compareTo",
-        q(),
-        vec![q()],
-        compare_to,
-    )?;
+    register_order::<CelQuantity>(env, &QUANTITY_TYPE)?;
     env.add_member_overload("add", "k8s.quantity.add(quantity)", q(), vec![q()], add)?;
     env.add_member_overload("add", "k8s.quantity.add(int)", q(), vec![INT_TYPE], add)?;
     env.add_member_overload("sub", "k8s.quantity.sub(quantity)", q(), vec![q()], sub)?;
@@ -218,33 +199,7 @@ fn scale_up(value: i64, scale: i32) -> Option<i64> {
     value.checked_mul(10i64.checked_pow(u32::try_from(scale).ok()?)?)
 }
 
-impl Val for CelQuantity {
-    fn get_type(&self) -> &Type {
-        &QUANTITY_TYPE
-    }
-
-    fn cel_type() -> &'static Type {
-        &QUANTITY_TYPE
-    }
-
-    /// Equal amounts are equal quantities (`quantity("1") == quantity("1000m")`), as Go's
-    /// `Quantity.Equal` has it.
-    fn equals(&self, other: &dyn Val) -> bool {
-        other
-            .downcast_ref::<CelQuantity>()
-            .is_some_and(|o| o.nanos == self.nanos)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for CelQuantity {}
+library_value!(CelQuantity, QUANTITY_TYPE, |a, b| a.nanos == b.nanos);
 
 /// Go's `ErrFormatWrong`, which `ParseQuantity` gives for text it cannot read.
 const FORMAT_WRONG: &str =
@@ -279,23 +234,10 @@ fn sign<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionEr
     Ok(int(quantity_arg(q.as_ref())?.nanos.signum() as i64))
 }
 
-fn order(args: Vec<CowVal<'_, '_>>) -> Result<Ordering, ExecutionError> {
-    let [a, b] = take(args)?;
-    Ok(quantity_arg(a.as_ref())?
-        .nanos
-        .cmp(&quantity_arg(b.as_ref())?.nanos))
-}
-
-fn is_greater_than<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(boolean(order(args)? == Ordering::Greater))
-}
-
-fn is_less_than<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(boolean(order(args)? == Ordering::Less))
-}
-
-fn compare_to<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(int(order(args)? as i64))
+impl Ordered for CelQuantity {
+    fn order(a: &dyn Val, b: &dyn Val) -> Result<Ordering, ExecutionError> {
+        Ok(quantity_arg(a)?.nanos.cmp(&quantity_arg(b)?.nanos))
+    }
 }
 
 /// The second argument: a quantity, or an int (Go's `NewQuantity(i, DecimalExponent)`).

@@ -5,14 +5,15 @@
 //! `github.com/blang/semver/v4` (v4.0.0, which the server uses) reads and orders them,
 //! with its error messages.
 
-use std::any::Any;
 use std::cmp::Ordering;
 
 use cel::common::types::{BOOL_TYPE, CelBool, STRING_TYPE, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
-use super::environment::{boolean, fail, int, no_overload, string_arg, take};
+use super::environment::{
+    Ordered, boolean, fail, int, library_value, no_overload, register_order, string_arg, take,
+};
 use crate::schema::validation::go_quote;
 
 /// The CEL type of a version.
@@ -44,27 +45,7 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("major", "k8s.semver.major", v(), vec![], major)?;
     env.add_member_overload("minor", "k8s.semver.minor", v(), vec![], minor)?;
     env.add_member_overload("patch", "k8s.semver.patch", v(), vec![], patch)?;
-    env.add_member_overload(
-        "isGreaterThan",
-        "k8s.semver.isGreaterThan",
-        v(),
-        vec![v()],
-        is_greater_than,
-    )?;
-    env.add_member_overload(
-        "isLessThan",
-        "k8s.semver.isLessThan",
-        v(),
-        vec![v()],
-        is_less_than,
-    )?;
-    env.add_member_overload(
-        "compareTo",
-        "k8s.semver.compareTo",
-        v(),
-        vec![v()],
-        compare_to,
-    )?;
+    register_order::<Version>(env, &SEMVER_TYPE)?;
     Ok(())
 }
 
@@ -113,31 +94,7 @@ impl Version {
     }
 }
 
-impl Val for Version {
-    fn get_type(&self) -> &Type {
-        &SEMVER_TYPE
-    }
-
-    fn cel_type() -> &'static Type {
-        &SEMVER_TYPE
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other
-            .downcast_ref::<Version>()
-            .is_some_and(|o| o.compare(self) == Ordering::Equal)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Version {}
+library_value!(Version, SEMVER_TYPE, |a, b| a.compare(b) == Ordering::Equal);
 
 const DIGITS: &str = "0123456789";
 const ALPHANUMERICS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789";
@@ -318,19 +275,8 @@ fn patch<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionE
     part(args, |v| v.patch)
 }
 
-fn order(args: Vec<CowVal<'_, '_>>) -> Result<Ordering, ExecutionError> {
-    let [a, b] = take(args)?;
-    Ok(version_arg(a.as_ref())?.compare(version_arg(b.as_ref())?))
-}
-
-fn is_greater_than<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(boolean(order(args)? == Ordering::Greater))
-}
-
-fn is_less_than<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(boolean(order(args)? == Ordering::Less))
-}
-
-fn compare_to<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(int(order(args)? as i64))
+impl Ordered for Version {
+    fn order(a: &dyn Val, b: &dyn Val) -> Result<Ordering, ExecutionError> {
+        Ok(version_arg(a)?.compare(version_arg(b)?))
+    }
 }

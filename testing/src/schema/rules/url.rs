@@ -7,14 +7,13 @@
 //! fragment. Both are written out here after Go's `net/url`, since the WHATWG rules of the
 //! `url` crate take and refuse other strings (`http://a b` and `http:/x` among them).
 
-use std::any::Any;
 use std::collections::HashMap;
 
 use cel::common::types::{CelList, CelMap, CelMapKey, CelString, STRING_TYPE, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
-use super::environment::{boolean, fail, no_overload, string_arg, take};
+use super::environment::{boolean, fail, library_value, no_overload, string_arg, take};
 use super::netip::{Addr, parse_addr};
 use crate::schema::validation::go_quote;
 
@@ -60,29 +59,7 @@ pub(super) struct Url {
     raw_query: String,
 }
 
-impl Val for Url {
-    fn get_type(&self) -> &Type {
-        &URL_TYPE
-    }
-
-    fn cel_type() -> &'static Type {
-        &URL_TYPE
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Url>().is_some_and(|o| o == self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Url {}
+library_value!(Url, URL_TYPE, |a, b| a == b);
 
 fn url_arg(val: &dyn Val) -> Result<&Url, ExecutionError> {
     val.downcast_ref::<Url>().ok_or_else(|| no_overload(val))
