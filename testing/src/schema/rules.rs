@@ -16,10 +16,12 @@
 //! What the fake leaves out: the server's checks when the CRD is written (a rule that does
 //! not compile or type-check, or whose estimated cost is over the budget, is refused there;
 //! the fake skips a rule the `cel` crate cannot parse, and evaluates one that would not
-//! type-check), the cost limit at run time, `optionalOldSelf` (such a rule is evaluated on
-//! updates only), and the server's other ways to name fields in a `fieldPath`. A value an update leaves as it was is evaluated too, and a rule that does
-//! not name `oldSelf` and yields false there passes (ratcheting, as in `validation`); an
-//! evaluation error does not. A map's value is named by its key in brackets
+//! type-check), the cost limit at run time, and the server's other ways to name fields in
+//! a `fieldPath`. A transition rule with `optionalOldSelf: true` runs on creates too, with
+//! `oldSelf` an optional (`optional.none()` where there is no old value). A value an
+//! update leaves as it was is evaluated too, and a rule that does not name `oldSelf` and
+//! yields false there passes (ratcheting, as in `validation`); an evaluation error does
+//! not. A map's value is named by its key in brackets
 //! (`spec.limits[cpu]`), as the server names it.
 
 mod comprehensions;
@@ -55,6 +57,9 @@ pub(super) struct Rule {
     field_path: Option<String>,
     /// Whether the rule names `oldSelf`, so that it holds between versions of the object.
     transition: bool,
+    /// `optionalOldSelf: true`: a transition rule that also runs where there is no old
+    /// value (a create), with `oldSelf` an optional (`optional.none()` there).
+    optional_old_self: bool,
     program: Arc<Program>,
 }
 
@@ -73,6 +78,7 @@ impl PartialEq for Rule {
                 &other.reason,
                 &other.field_path,
             )
+            && self.optional_old_self == other.optional_old_self
     }
 }
 
@@ -94,6 +100,7 @@ impl Rule {
                 let text = |key: &str| entry[key].as_str().map(str::to_owned);
                 Some(Rule {
                     transition: names_old_self(&source),
+                    optional_old_self: entry["optionalOldSelf"].as_bool() == Some(true),
                     message_expression: entry["messageExpression"]
                         .as_str()
                         .and_then(compile)
@@ -154,10 +161,24 @@ impl StructuralSchema {
             }
             let unchanged = self.unchanged(value, old);
             for rule in &self.cel {
+                let ratchets = unchanged && !rule.transition;
+                if rule.transition && rule.optional_old_self {
+                    // `oldSelf` is an optional here, empty where there is no old value.
+                    let mut optional = Context::with_env(Arc::clone(environment()));
+                    optional.add_variable_from_value("self", self.to_cel(value));
+                    let old_value = old.and_then(|o| {
+                        Box::<dyn cel::common::value::Val>::try_from(self.to_cel(o)).ok()
+                    });
+                    optional.add_variable_as_val(
+                        "oldSelf",
+                        Box::new(cel::common::types::CelOptional::from(old_value)),
+                    );
+                    self.evaluate(rule, (&optional, value), path, ratchets, out);
+                    continue;
+                }
                 if rule.transition && old.is_none() {
                     continue;
                 }
-                let ratchets = unchanged && !rule.transition;
                 self.evaluate(rule, (&context, value), path, ratchets, out);
             }
         }

@@ -1097,6 +1097,14 @@ fn libraries_crd(mut libraries: Value) -> Value {
     fields["label"] = text(70);
     fields["formatName"] = text(30);
     fields["problem"] = text(400);
+    // Transition rules with `optionalOldSelf`, which run on creates too.
+    fields["opt"] = ruled(
+        json!({"type": "integer"}),
+        json!([{"rule": "oldSelf.hasValue() || self < 100", "optionalOldSelf": true,
+                "message": "opt starts under 100"},
+            {"rule": "oldSelf.orValue(0) <= self", "optionalOldSelf": true,
+                "message": "opt may only grow"}]),
+    );
     fields["problems"] = json!({"type": "integer"});
     // Two-variable comprehensions.
     fields["names"] = ruled(

@@ -575,10 +575,34 @@ fn cel_library_cases() -> Vec<Case> {
         .chain(quantities)
         .map(&mut library)
         .collect();
-    vec![case(
-        "custom resources: CEL rules call Kubernetes' libraries",
-        steps,
-    )]
+    let opt = format!("{libraries}/opt");
+    let grow = |value: i64| patch(&opt, MERGE, json!({"spec": {"opt": value}})).exact();
+    vec![
+        case(
+            "custom resources: CEL rules call Kubernetes' libraries",
+            steps,
+        ),
+        case(
+            "custom resources: a transition rule with optionalOldSelf runs on create too",
+            vec![
+                post(
+                    libraries,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Library",
+                    "metadata": {"name": "opt"}, "spec": {"opt": 150}}),
+                )
+                .exact(),
+                post(
+                    libraries,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Library",
+                    "metadata": {"name": "opt"}, "spec": {"opt": 5}}),
+                )
+                .exact(),
+                grow(3),
+                grow(7),
+                grow(150),
+            ],
+        ),
+    ]
 }
 
 /// Without the `cel` feature the fake does not evaluate CEL rules: no cases.
