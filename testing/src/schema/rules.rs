@@ -153,33 +153,39 @@ impl StructuralSchema {
         // No old value, or a null one: no transition rule.
         let old = old.filter(|o| !o.is_null());
         if !self.cel.is_empty() {
-            // The node's values, converted once for all its rules.
+            // The node's values, converted once for all its rules: `oldSelf` plain, and,
+            // for rules with `optionalOldSelf`, an optional (empty where there is none).
+            let self_cel = self.to_cel(value);
+            let old_cel = old.map(|o| self.to_cel(o));
             let mut context = Context::with_env(Arc::clone(environment()));
-            context.add_variable_from_value("self", self.to_cel(value));
-            if let Some(old) = old {
-                context.add_variable_from_value("oldSelf", self.to_cel(old));
+            context.add_variable_from_value("self", self_cel.clone());
+            if let Some(old_cel) = &old_cel {
+                context.add_variable_from_value("oldSelf", old_cel.clone());
             }
-            let unchanged = self.unchanged(value, old);
-            for rule in &self.cel {
-                let ratchets = unchanged && !rule.transition;
-                if rule.transition && rule.optional_old_self {
-                    // `oldSelf` is an optional here, empty where there is no old value.
+            let optional = self
+                .cel
+                .iter()
+                .any(|rule| rule.transition && rule.optional_old_self)
+                .then(|| {
                     let mut optional = Context::with_env(Arc::clone(environment()));
-                    optional.add_variable_from_value("self", self.to_cel(value));
-                    let old_value = old.and_then(|o| {
-                        Box::<dyn cel::common::value::Val>::try_from(self.to_cel(o)).ok()
-                    });
+                    optional.add_variable_from_value("self", self_cel);
+                    let old_value =
+                        old_cel.and_then(|o| Box::<dyn cel::common::value::Val>::try_from(o).ok());
                     optional.add_variable_as_val(
                         "oldSelf",
                         Box::new(cel::common::types::CelOptional::from(old_value)),
                     );
-                    self.evaluate(rule, (&optional, value), path, ratchets, out);
-                    continue;
-                }
-                if rule.transition && old.is_none() {
-                    continue;
-                }
-                self.evaluate(rule, (&context, value), path, ratchets, out);
+                    optional
+                });
+            let unchanged = self.unchanged(value, old);
+            for rule in &self.cel {
+                let ratchets = unchanged && !rule.transition;
+                let context = match &optional {
+                    Some(optional) if rule.transition && rule.optional_old_self => optional,
+                    _ if rule.transition && old.is_none() => continue,
+                    _ => &context,
+                };
+                self.evaluate(rule, (context, value), path, ratchets, out);
             }
         }
         match value {

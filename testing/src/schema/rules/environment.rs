@@ -104,6 +104,11 @@ pub(super) fn string_arg(val: &dyn Val) -> Result<&str, ExecutionError> {
         .ok_or_else(|| no_overload(val))
 }
 
+/// A `string` result.
+pub(super) fn string<'b, 'v>(s: impl Into<String>) -> CowVal<'b, 'v> {
+    CowVal::owned(CelString::from(s.into()))
+}
+
 /// A `bool` result.
 pub(super) fn boolean<'b, 'v>(b: bool) -> CowVal<'b, 'v> {
     CowVal::owned(CelBool::from(b))

@@ -11,7 +11,9 @@ use cel::common::types::{CelString, STRING_TYPE, Type};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
-use super::environment::{boolean, fail, int, library_value, no_overload, string_arg, take};
+use super::environment::{
+    boolean, fail, int, library_value, no_overload, string, string_arg, take,
+};
 use super::netip::{Addr, Prefix, parse_addr, parse_prefix};
 use crate::schema::validation::go_quote;
 
@@ -147,10 +149,6 @@ fn cidr_arg(val: &dyn Val) -> Result<&Prefix, ExecutionError> {
     val.downcast_ref::<Cidr>()
         .map(|cidr| &cidr.0)
         .ok_or_else(|| no_overload(val))
-}
-
-fn string<'b, 'v>(s: String) -> CowVal<'b, 'v> {
-    CowVal::owned(CelString::from(s))
 }
 
 fn to_ip<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {

@@ -8,7 +8,7 @@ use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 use regex::Regex;
 
-use super::environment::{fail, no_overload, string_arg as text, take};
+use super::environment::{fail, no_overload, string, string_arg as text, take};
 use crate::schema::validation::ascii_classes;
 
 /// Registers the functions on `env`.
@@ -49,7 +49,7 @@ fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionEr
         .find(text(s.as_ref())?)
         .map_or("", |m| m.as_str())
         .to_owned();
-    Ok(CowVal::owned(CelString::from(found)))
+    Ok(string(found))
 }
 
 fn matches_up_to<'b, 'v>(

@@ -13,7 +13,7 @@ use cel::common::types::{CelList, CelMap, CelMapKey, CelString, STRING_TYPE, Typ
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
-use super::environment::{boolean, fail, library_value, no_overload, string_arg, take};
+use super::environment::{boolean, fail, library_value, no_overload, string, string_arg, take};
 use super::netip::{Addr, parse_addr};
 use crate::schema::validation::go_quote;
 
@@ -63,10 +63,6 @@ library_value!(Url, URL_TYPE, |a, b| a == b);
 
 fn url_arg(val: &dyn Val) -> Result<&Url, ExecutionError> {
     val.downcast_ref::<Url>().ok_or_else(|| no_overload(val))
-}
-
-fn string<'b, 'v>(s: impl Into<String>) -> CowVal<'b, 'v> {
-    CowVal::owned(CelString::from(s.into()))
 }
 
 fn is_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
