@@ -40,6 +40,12 @@
 //!   On the 2-vCPU machines of bench/RESULTS.md it moved between about 100 and 700 ns from one
 //!   minute to the next (where the hypervisor placed the vCPUs), and every drain with distinct
 //!   keys moved with it, so the driver measures it before each run.
+//!
+//! Built with `RUSTFLAGS="--cfg tokio_unstable"`, the harness turns off the LIFO slot of the
+//! runtime of `async` and `tasks` drains when `KCLIENT_WQ_NO_LIFO` is set (tokio's
+//! `Builder::disable_lifo_slot`, unstable): a measurement of what that slot does to a producer
+//! task and the worker it wakes (bench/RESULTS.md, issue 21, session 60). kclient's queue does
+//! not depend on it.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -86,10 +92,14 @@ fn main() {
                 _ => usage(),
             };
             let runtime = || {
-                tokio::runtime::Builder::new_multi_thread()
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime")
+                let mut builder = tokio::runtime::Builder::new_multi_thread();
+                builder.enable_all();
+                // Only in a build with RUSTFLAGS="--cfg tokio_unstable" (see `build.rs`).
+                #[cfg(tokio_unstable)]
+                if std::env::var_os("KCLIENT_WQ_NO_LIFO").is_some() {
+                    builder.disable_lifo_slot();
+                }
+                builder.build().expect("tokio runtime")
             };
             let mode = match api {
                 "blocking" => Mode::Threads,
