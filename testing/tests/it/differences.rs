@@ -17,6 +17,7 @@ pub(crate) struct Both {
 }
 
 pub(crate) async fn both(env: &TestEnv) -> Both {
+    crate::differential::ensure_case_nodes(&env.client(Identity::Admin)).await;
     let ns = env.namespace().await;
     let fake = Fake::new().client();
     let _: Value = fake

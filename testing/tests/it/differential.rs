@@ -1215,6 +1215,42 @@ fn libraries_crd(mut libraries: Value) -> Value {
     libraries
 }
 
+/// The nodes the cases bind their Pods to on the real server, where nothing runs them.
+pub(crate) const CASE_NODES: [&str; 2] = ["node-1", "node-2"];
+
+/// Creates the Nodes [`CASE_NODES`] on the real server unless they exist. The cases' Pods
+/// name them, and they must exist: testenv runs kube-controller-manager's pod garbage
+/// collector, which deletes every Pod bound to a node that has been missing for 40 s, at its
+/// next pass (every 20 s). A case whose Pod such a pass caught read `404` on the server where
+/// the fake still had the Pod (a CI run of session 60: `eviction budgets: a dry run changes
+/// neither the Pod nor the budget`). The nodes are cordoned and tainted, so that neither the
+/// scheduler nor a DaemonSet puts other tests' Pods on them, and carry no kwok annotation, so
+/// that neither kwok nor the simulated kubelet takes them over: their Pods stay as the cases
+/// leave them, as in the fake, which collects no Pods.
+pub(crate) async fn ensure_case_nodes(client: &Client) {
+    static DONE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    DONE.get_or_init(|| async {
+        for name in CASE_NODES {
+            let node = json!({
+                "metadata": {"name": name, "labels": {"kclient.dev/differential": "true"}},
+                "spec": {"unschedulable": true, "taints": [{"key": "kclient.dev/differential",
+                    "value": "no-kubelet", "effect": "NoSchedule"}]}});
+            let created: Result<Value, _> = client
+                .post()
+                .abs_path("/api/v1/nodes")
+                .json(&node)
+                .send()
+                .await;
+            match created {
+                Ok(_) => {}
+                Err(e) if e.is_already_exists() => {}
+                Err(e) => panic!("creating the Node {name} for the cases' Pods: {e}"),
+            }
+        }
+    })
+    .await;
+}
+
 /// Creates the test CRDs unless they exist, and waits until each is Established and served.
 pub(crate) async fn ensure_test_crds(client: &Client) {
     let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
@@ -1402,6 +1438,7 @@ async fn release_finalizers(target: &Target) {
 async fn the_fake_answers_every_scripted_case_as_the_real_apiserver_does() {
     let env = TestEnv::connect().await;
     ensure_test_crds(&env.client(Identity::Admin)).await;
+    ensure_case_nodes(&env.client(Identity::Admin)).await;
     let cases = cases();
     assert!(cases.len() >= 60, "{} cases", cases.len());
     let names: BTreeSet<&str> = cases.iter().map(|c| c.name).collect();
