@@ -463,18 +463,7 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
     let (_ns, cluster) = cluster(&env).await;
     let port = echo_server();
     ready_pod(&env, &cluster.namespace, "forward", shell("sleep 3600")).await;
-    // A pod that does not run (bound to a node that does not exist, it stays Pending) is
-    // refused by both, with kubectl's words (checked last).
-    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), &cluster.namespace);
-    let mut spec = shell("sleep 3600");
-    spec["nodeName"] = json!("no-such-node");
-    let pending: Pod = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "pending"}, "spec": spec}))
-    .expect("valid Pod JSON");
-    pods.create(&pending, &CreateOptions::default())
-        .await
-        .expect("create the pending pod");
-    blocking(move || {
+    let cluster = blocking(move || {
         let remote = format!(":{port}");
         let quiet = |mut command: Command| {
             command.stderr(Stdio::null());
@@ -516,7 +505,25 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
             }
         }
         drop((theirs, ours));
+        cluster
+    })
+    .await;
 
+    // A pod that does not run (bound to a node that does not exist, it stays Pending) is
+    // refused by both, with kubectl's words. Created only now: testenv runs
+    // kube-controller-manager's pod garbage collector, which deletes a Pod bound to a missing
+    // node 40 to 80 s after its creation, and the transfers above take a good part of that on
+    // a busy machine.
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), &cluster.namespace);
+    let mut spec = shell("sleep 3600");
+    spec["nodeName"] = json!("no-such-node");
+    let pending: Pod = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "pending"}, "spec": spec}))
+    .expect("valid Pod JSON");
+    pods.create(&pending, &CreateOptions::default())
+        .await
+        .expect("create the pending pod");
+    blocking(move || {
         let theirs = output(cluster.kubectl(&["port-forward", "pending", "8080"]));
         let ours = output(cluster.ours(env!("CARGO_BIN_EXE_kport-forward"), &["pending", "8080"]));
         let refusal = "unable to forward port because pod is not running. Current status=Pending";
