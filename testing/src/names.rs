@@ -2,19 +2,23 @@
 //! (most kinds an RFC 1123 subdomain; Namespaces, Services and StatefulSets an RFC 1123
 //! label; the RBAC kinds, core Events and PodDisruptionBudgets a path segment; CronJobs a
 //! subdomain of at most 52 characters; a CustomResourceDefinition `<plural>.<group>`), and
-//! `generateName` as the server's name generator extends it.
+//! `generateName` as the server's name generator extends it. Its RFC 1123 checks, which say
+//! every problem in apimachinery's words, also serve the CEL `format` library
+//! (`schema/rules/format.rs`).
 //!
 //! The rules were read from the pinned version by creating an object of every served kind
 //! under names that each rule tells apart (`a:b`, `a.b`, `1a`, 63, 72 and 253 characters,
 //! `%`, `.`, `..`, capitals, a space, a leading `-`).
 
-use kclient_apimachinery::{is_dns1123_label, is_dns1123_subdomain};
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde_json::Value;
 
 use crate::registry::ResourceInfo;
 
 /// The longest name an RFC 1123 subdomain may be.
-const SUBDOMAIN_MAX: usize = 253;
+pub(crate) const SUBDOMAIN_MAX: usize = 253;
 /// The longest name an RFC 1123 label may be.
 const LABEL_MAX: usize = 63;
 /// The longest CronJob name (its Jobs' names add 11 characters and must stay labels).
@@ -83,37 +87,79 @@ pub(crate) fn problem(info: &ResourceInfo, name: &str, object: &Value) -> Option
 }
 
 fn subdomain_problem(name: &str, max: usize) -> Option<String> {
-    if name.len() > max {
-        return Some(format!("must be no more than {max} characters"));
-    }
-    if !is_dns1123_subdomain(name) {
-        return Some(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
-             '-' or '.', and must start and end with an alphanumeric character (e.g. \
-             'example.com', regex used for validation is \
-             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                .into(),
-        );
-    }
-    None
+    dns1123_subdomain(name, max, "characters")
+        .into_iter()
+        .next()
 }
 
 fn label_problem(name: &str) -> Option<String> {
-    if name.len() > LABEL_MAX {
-        return Some(format!("must be no more than {LABEL_MAX} characters"));
+    dns1123_label(name).into_iter().next()
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, as apimachinery's messages quote it.
+const LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+/// Dot-separated [`LABEL_FMT`]s.
+const SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+
+static LABEL: LazyLock<Regex> = LazyLock::new(|| whole(LABEL_FMT));
+static SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| whole(SUBDOMAIN_FMT));
+
+/// The whole-string regex of one of apimachinery's fixed patterns.
+pub(crate) fn whole(pattern: &str) -> Regex {
+    Regex::new(&format!("^{pattern}$"))
+        .unwrap_or_else(|e| panic!("the fixed pattern {pattern}: {e}"))
+}
+
+/// apimachinery's `RegexError`: `message`, the examples and the pattern.
+pub(crate) fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
+    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
+    if examples.is_empty() {
+        format!("{message} (regex used for validation is '{pattern}')")
+    } else {
+        format!(
+            "{message} (e.g. {}regex used for validation is '{pattern}')",
+            examples.join(" or ")
+        )
     }
-    if name.contains('.') && subdomain_problem(name, SUBDOMAIN_MAX).is_none() {
-        return Some("must not contain dots".into());
+}
+
+/// `util/validation`'s `IsDNS1123Label`: every problem, in its words. An object name takes
+/// the first.
+pub(crate) fn dns1123_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > LABEL_MAX {
+        errs.push(format!("must be no more than {LABEL_MAX} characters"));
     }
-    if !is_dns1123_label(name) {
-        return Some(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \
-             '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or \
-             '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-                .into(),
-        );
+    if !LABEL.is_match(value) {
+        errs.push(if SUBDOMAIN.is_match(value) {
+            "must not contain dots".to_owned()
+        } else {
+            regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                LABEL_FMT,
+                &["my-name", "123-abc"],
+            )
+        });
     }
-    None
+    errs
+}
+
+/// `IsDNS1123Subdomain` with a longest length of `max` (253, or less for some kinds' names)
+/// and the length unit of the package it comes from ("characters" in `util/validation`,
+/// "bytes" in `api/validate/content`): every problem, in its words.
+pub(crate) fn dns1123_subdomain(value: &str, max: usize, unit: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > max {
+        errs.push(format!("must be no more than {max} {unit}"));
+    }
+    if !SUBDOMAIN.is_match(value) {
+        errs.push(regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+            SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
+    }
+    errs
 }
 
 fn path_segment_problem(name: &str) -> Option<String> {

@@ -12,6 +12,7 @@ use cel::{DeclarationError, Env, ExecutionError};
 use regex::Regex;
 
 use super::environment::{library_value, no_overload, string_arg, take};
+use crate::names::{SUBDOMAIN_MAX, dns1123_label, dns1123_subdomain, regex_error, whole};
 use crate::schema::formats;
 
 /// The CEL type of a format.
@@ -107,73 +108,13 @@ fn validate<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executi
     Ok(CowVal::owned(CelOptional::from(result)))
 }
 
-const LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1035_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 
-/// The whole-string regex of one of the patterns above.
-fn whole(pattern: &str) -> Regex {
-    Regex::new(&format!("^{pattern}$"))
-        .unwrap_or_else(|e| panic!("the fixed pattern {pattern}: {e}"))
-}
-
-static LABEL: LazyLock<Regex> = LazyLock::new(|| whole(LABEL_FMT));
-static SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| whole(SUBDOMAIN_FMT));
 static DNS1035: LazyLock<Regex> = LazyLock::new(|| whole(DNS1035_FMT));
 static KEY: LazyLock<Regex> = LazyLock::new(|| whole(KEY_FMT));
 static VALUE: LazyLock<Regex> = LazyLock::new(|| whole(VALUE_FMT));
-
-/// apimachinery's `RegexError`.
-fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
-    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    if examples.is_empty() {
-        format!("{message} (regex used for validation is '{pattern}')")
-    } else {
-        format!(
-            "{message} (e.g. {}regex used for validation is '{pattern}')",
-            examples.join(" or ")
-        )
-    }
-}
-
-/// `util/validation`'s `IsDNS1123Label`.
-fn dns1123_label(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push("must be no more than 63 characters".to_owned());
-    }
-    if !LABEL.is_match(value) {
-        errs.push(if SUBDOMAIN.is_match(value) {
-            "must not contain dots".to_owned()
-        } else {
-            regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                LABEL_FMT,
-                &["my-name", "123-abc"],
-            )
-        });
-    }
-    errs
-}
-
-/// `IsDNS1123Subdomain`, with the length unit of the package it comes from ("characters"
-/// in `util/validation`, "bytes" in `api/validate/content`).
-fn dns1123_subdomain(value: &str, unit: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 253 {
-        errs.push(format!("must be no more than 253 {unit}"));
-    }
-    if !SUBDOMAIN.is_match(value) {
-        errs.push(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
-}
 
 /// `IsDNS1035Label`.
 fn dns1035_label(value: &str) -> Vec<String> {
@@ -204,7 +145,7 @@ fn qualified_name(value: &str) -> Vec<String> {
                 errs.push("prefix part must be non-empty".to_owned());
             } else {
                 errs.extend(
-                    dns1123_subdomain(prefix, "bytes")
+                    dns1123_subdomain(prefix, SUBDOMAIN_MAX, "bytes")
                         .into_iter()
                         .map(|e| format!("prefix part {e}")),
                 );
@@ -266,11 +207,13 @@ fn problems(name: &str, value: &str) -> Vec<String> {
     };
     match name {
         "dns1123Label" => dns1123_label(value),
-        "dns1123Subdomain" => dns1123_subdomain(value, "characters"),
+        "dns1123Subdomain" => dns1123_subdomain(value, SUBDOMAIN_MAX, "characters"),
         "dns1035Label" => dns1035_label(value),
         "qualifiedName" => qualified_name(value),
         "dns1123LabelPrefix" => dns1123_label(&mask_trailing_dash(value)),
-        "dns1123SubdomainPrefix" => dns1123_subdomain(&mask_trailing_dash(value), "characters"),
+        "dns1123SubdomainPrefix" => {
+            dns1123_subdomain(&mask_trailing_dash(value), SUBDOMAIN_MAX, "characters")
+        }
         "dns1035LabelPrefix" => dns1035_label(&mask_trailing_dash(value)),
         "labelValue" => label_value(value),
         "uri" => match super::url::parse(value, true) {
