@@ -100,20 +100,30 @@ fn is_base64(value: &str) -> bool {
     matches(&BASE64, value)
 }
 
-/// `YYYY-MM-DD`, a day that exists (Go's `time.Parse` with layout `2006-01-02`).
-fn is_date(value: &str) -> bool {
+/// The number written with the ASCII digits of `s[range]`, all of them digits.
+pub(super) fn digits(s: &str, range: std::ops::Range<usize>) -> Option<u32> {
+    let part = s.get(range)?;
+    part.bytes()
+        .all(|c| c.is_ascii_digit())
+        .then(|| part.parse().ok())?
+}
+
+/// The year, month and day of a `YYYY-MM-DD` string, whether or not that day exists.
+pub(super) fn date_parts(value: &str) -> Option<(u32, u32, u32)> {
     let b = value.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
+        return None;
     }
-    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
-        let part = &value[r];
-        part.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| part.parse().ok())
-            .flatten()
-    };
-    let (Some(year), Some(month), Some(day)) = (digits(0..4), digits(5..7), digits(8..10)) else {
+    Some((
+        digits(value, 0..4)?,
+        digits(value, 5..7)?,
+        digits(value, 8..10)?,
+    ))
+}
+
+/// `YYYY-MM-DD`, a day that exists (Go's `time.Parse` with layout `2006-01-02`).
+fn is_date(value: &str) -> bool {
+    let Some((year, month, day)) = date_parts(value) else {
         return false;
     };
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);

@@ -45,6 +45,7 @@ use environment::{KUBERNETES, environment};
 use serde_json::Value;
 
 use super::StructuralSchema;
+use super::formats::{date_parts, digits};
 use super::validation::{Cause, go_value, join};
 
 /// One `x-kubernetes-validations` entry, compiled.
@@ -370,25 +371,10 @@ impl StructuralSchema {
     }
 }
 
-/// The number written with the ASCII digits of `s[range]`, all of them digits.
-fn digits(s: &str, range: std::ops::Range<usize>) -> Option<u32> {
-    let part = s.get(range)?;
-    part.bytes()
-        .all(|c| c.is_ascii_digit())
-        .then(|| part.parse().ok())?
-}
-
 /// Go's `time.Parse("2006-01-02", s)`: midnight UTC of that day.
 fn parse_date(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let date = chrono::NaiveDate::from_ymd_opt(
-        i32::try_from(digits(s, 0..4)?).ok()?,
-        digits(s, 5..7)?,
-        digits(s, 8..10)?,
-    )?;
+    let (year, month, day) = date_parts(s)?;
+    let date = chrono::NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month, day)?;
     Some(date.and_hms_opt(0, 0, 0)?.and_utc().fixed_offset())
 }
 
