@@ -5,15 +5,25 @@
 //!
 //! # State
 //!
-//! `State` sits behind one mutex (parking_lot's; loom's in the model tests, see `sync.rs`). Every
-//! item the queue knows is a key of `items`, whose `Entry` says whether it is *dirty* (needs
-//! processing) and whether it is *processing* (a worker holds it). The FIFO `queue` holds exactly
-//! the items that are dirty and not processing, each once. From that:
+//! `State` sits behind one mutex (parking_lot's; loom's in the model tests, see `sync.rs`), and
+//! the items behind the locks of their shards (`ShardMaps`). Every item the queue knows has an
+//! entry in its shard's `items`; an item a worker holds is also in the shard's short `processing`
+//! list, with whether an add came meanwhile (it is *dirty* again), and an item done and not added
+//! since is in the shard's `finished` list. An entry in neither list is *waiting*: the FIFO
+//! `queue` holds exactly those items, each once. From that:
 //!
-//! - add of a dirty item does nothing (stingy);
+//! - add of a waiting item does nothing (stingy);
 //! - add of a processing item only marks it dirty; `done` puts it back at the end of the FIFO, so
 //!   no item is held by two workers at once;
-//! - an entry that is neither dirty nor processing is removed, so memory follows the live items.
+//! - add of a finished item queues it again in its entry;
+//! - the entries of finished items are removed [`FINISHED_BATCH`] at a time per shard, or at
+//!   once by a `done` that finds nothing waiting in the FIFO, so memory follows the live items:
+//!   a busy queue keeps fewer than [`FINISHED_BATCH`] finished keys per shard.
+//!
+//! Neither a getter nor `done` touches the item's entry: an add wrote it, often long before and
+//! on the other core, so reading it missed the cache once per item, and each miss held up the
+//! locked instruction after it. Removing the entries of a batch of finished items one after the
+//! other lets the misses overlap (see [`FINISHED_BATCH`]).
 //!
 //! # Waking (what makes the queue scale with workers)
 //!
@@ -160,7 +170,6 @@ type ItemHasher = RandomState;
 #[cfg(workqueue_loom)]
 type ItemHasher = foldhash::fast::FixedState;
 use hashbrown::HashTable;
-use hashbrown::hash_table::Entry as TableEntry;
 use tokio::sync::Notify;
 
 use crate::clock::{Alarm, Clock};
@@ -242,6 +251,19 @@ const HOLD_POLL_EVERY: u8 = 64;
 // The shard's count of merged adds is a wrapping `u8`: the polls stay evenly spaced across the
 // wrap only if it is a multiple of the cadence.
 const _: () = assert!(256 % HOLD_POLL_EVERY as usize == 0);
+
+/// Finished items per shard whose entries are removed together (see "State"). The entry of an
+/// item was written by its add, often long before and on the other core, so the first read of
+/// it misses the cache; one such read per item, with a shard's lock taken before and after,
+/// waited for each miss in turn. Removing a batch lets the misses overlap. Measured before it
+/// was built, with getters that skipped the entry and `done`s that removed it in batches
+/// (bench/workqueue, session 61, 11 interleaved rounds): `drain async 32 32 distinct 400000`
+/// took 0.83x the time with batches of 16 (0.84x with 8, 0.88x with 64), `async 8 8 distinct`
+/// 0.79x and `blocking 1 1 distinct` 0.55x; removing each entry at its `done` instead, 1.23x.
+/// Fewer than this many finished items per shard keep their entries, and their keys, meanwhile;
+/// a `done` that finds the FIFO empty removes its shard's batch at once. Two under loom, so that
+/// the models reach the batch's removal.
+const FINISHED_BATCH: usize = if cfg!(workqueue_loom) { 2 } else { 16 };
 
 /// Slots per shard of the tags of items lately done (see `ShardMaps::done_tags`): with
 /// [`SHARDS`], a queue remembers up to 768 keys it has just finished. Few, so that they share
@@ -408,10 +430,11 @@ impl<V> std::ops::Deref for CachePadded<V> {
 
 // `repr(C)` keeps the fields in this order: the item table, the tags and the counters, which
 // every add and `done` touches, share the cache line of the shard's lock (whose byte and padding
-// take the first 8 bytes); the metrics table, touched only with metrics, comes after.
+// take the first 8 bytes); the metrics table, touched only with metrics, comes after, and the
+// lists, which an add of a new item does not read, on the second line.
 #[repr(C)]
 struct ShardMaps<T> {
-    /// Every dirty or processing item of the shard.
+    /// Every item of the shard that is waiting, processing or finished (see "State").
     items: HashTable<(T, Entry)>,
     /// Tags of the hashes of items lately done and forgotten, one per slot (0: none), so that an
     /// add can tell a key that comes back (see "Holding"). A slot keeps the last item done
@@ -432,11 +455,32 @@ struct ShardMaps<T> {
     /// misses); created by the first add of a queue with metrics, and boxed so that the shard
     /// fits one cache line.
     times: Option<Box<HashTable<(T, Times)>>>,
+    /// The items of the shard that workers hold, with whether an add came since (dirty): a
+    /// short list, since the shard's items are one in [`SHARDS`] of the queue's.
+    processing: Vec<Processing<T>>,
+    /// Items of the shard done and not added since, whose entries `items` still holds: removed
+    /// together once there are [`FINISHED_BATCH`] (`finish`).
+    finished: Vec<(u64, T)>,
+    /// Bit `hash % 64` of each item in `finished`, so that an add that finds an entry seldom
+    /// needs to look through the list.
+    finished_bits: u64,
+    /// Entries of the shard marked `Entry::awaited`, so that a getter looks at the entry of the
+    /// item it takes only while a delayed drain waits for some.
+    awaited: u32,
 }
 
-// A shard is one cache line: the lock's word, then the maps.
+/// An item a worker holds (`ShardMaps::processing`).
+struct Processing<T> {
+    hash: u64,
+    item: T,
+    /// An add came while the worker held it: `done` queues it again.
+    dirty: bool,
+}
+
+// A shard is two cache lines: the lock's word, the item table and what every add touches on the
+// first, the lists on the second.
 #[cfg(not(workqueue_loom))]
-const _: () = assert!(std::mem::size_of::<Shard<u64>>() == 64);
+const _: () = assert!(std::mem::size_of::<Shard<u64>>() == 128);
 
 impl<T> ShardMaps<T> {
     /// Where an item's tag goes, and the tag (never all zeros, which marks an empty slot).
@@ -455,6 +499,51 @@ impl<T> ShardMaps<T> {
     fn recently_done(&self, hash: u64) -> bool {
         let (slot, tag) = Self::done_slot(hash);
         self.done_tags[slot] == tag
+    }
+}
+
+impl<T: Eq> ShardMaps<T> {
+    /// Where `item` is in the processing list, if a worker holds it.
+    fn processing_index(&self, hash: u64, item: &T) -> Option<usize> {
+        self.processing
+            .iter()
+            .position(|held| held.hash == hash && held.item == *item)
+    }
+
+    /// Takes `item` out of the finished list if it is there: its entry then serves again.
+    fn unfinish(&mut self, hash: u64, item: &T) -> bool {
+        if self.finished_bits & (1 << (hash % 64)) == 0 {
+            return false;
+        }
+        let Some(index) = self
+            .finished
+            .iter()
+            .position(|(done, key)| *done == hash && key == item)
+        else {
+            return false;
+        };
+        self.finished.swap_remove(index);
+        self.finished_bits = self
+            .finished
+            .iter()
+            .fold(0, |bits, (done, _)| bits | 1 << (done % 64));
+        true
+    }
+
+    /// Puts an item just done on the finished list, and removes the entries of the whole list
+    /// once it holds [`FINISHED_BATCH`], or at once when `idle` (nothing waits in the FIFO).
+    fn finish(&mut self, hash: u64, item: T, idle: bool) {
+        self.finished.push((hash, item));
+        self.finished_bits |= 1 << (hash % 64);
+        if self.finished.len() < FINISHED_BATCH && !idle {
+            return;
+        }
+        for (done, key) in self.finished.drain(..) {
+            if let Ok(entry) = self.items.find_entry(done, |(other, _)| *other == key) {
+                entry.remove();
+            }
+        }
+        self.finished_bits = 0;
     }
 }
 
@@ -498,11 +587,10 @@ struct State<T> {
     async_woken: bool,
 }
 
-/// What the queue knows of one item.
+/// What the queue knows of one item, beside its key: whether it waits, is processing or is
+/// finished is told by the shard's lists (see "State").
 #[derive(Default)]
 struct Entry {
-    dirty: bool,
-    processing: bool,
     /// A delayed drain's move merged a due item into this waiting entry, and counts it as
     /// awaited (`Signals::delayed_merged`) until a getter takes it (see "Delayed items"). The
     /// entry may be one an add has created and not yet queued: if that add then found the drain
@@ -661,6 +749,10 @@ where
                         merged_adds: 0,
                         opened: 0,
                         done_count: 0,
+                        processing: Vec::new(),
+                        finished: Vec::new(),
+                        finished_bits: 0,
+                        awaited: 0,
                     }))
                 })
                 .collect(),
@@ -772,28 +864,36 @@ where
         {
             let mut guard = self.shard(hash).lock();
             let shard = &mut *guard;
-            let queued = match shard.items.find_mut(hash, |(key, _)| *key == item) {
-                // Already waiting, or already marked for another pass: stingy.
-                Some((_, entry)) if entry.dirty => {
-                    if awaited && !entry.processing {
-                        entry.awaited = true;
-                        return false;
-                    }
-                    self.key_came_back();
-                    shard.merged_adds = shard.merged_adds.wrapping_add(1);
-                    let poll = shard.merged_adds.is_multiple_of(HOLD_POLL_EVERY);
-                    drop(guard);
-                    if poll {
-                        self.poll_hold();
-                    }
-                    return true;
-                }
-                // Being processed: remember to run it again once `done`.
-                Some((_, entry)) => {
-                    entry.dirty = true;
+            // An item with no entry is new; one with an entry is processing, finished or waiting
+            // (see "State").
+            let known = shard.items.find(hash, |(key, _)| *key == item).is_some();
+            let held = if known {
+                shard.processing_index(hash, &item)
+            } else {
+                None
+            };
+            let queued = match held {
+                // Being processed and not yet marked: remember to run it again once `done`.
+                Some(index) if !shard.processing[index].dirty => {
+                    shard.processing[index].dirty = true;
                     self.key_came_back();
                     false
                 }
+                // Already marked for another pass, or waiting: stingy.
+                Some(_) => return self.merged(guard),
+                None if known && !shard.unfinish(hash, &item) => {
+                    if awaited {
+                        let entry = shard.items.find_mut(hash, |(key, _)| *key == item);
+                        if let Some((_, entry)) = entry
+                            && !std::mem::replace(&mut entry.awaited, true)
+                        {
+                            shard.awaited += 1;
+                        }
+                        return false;
+                    }
+                    return self.merged(guard);
+                }
+                // New, or finished (its entry serves again).
                 None => {
                     if shard.recently_done(hash) {
                         self.key_came_back();
@@ -804,13 +904,13 @@ where
                     if opened {
                         shard.opened = shard.opened.wrapping_add(1);
                     }
-                    let entry = Entry {
-                        dirty: true,
-                        ..Entry::default()
-                    };
-                    shard
-                        .items
-                        .insert_unique(hash, (item.clone(), entry), |(key, _)| self.hash(key));
+                    if !known {
+                        shard.items.insert_unique(
+                            hash,
+                            (item.clone(), Entry::default()),
+                            |(key, _)| self.hash(key),
+                        );
+                    }
                     true
                 }
             };
@@ -826,6 +926,20 @@ where
             }
         }
         self.queue_new(hash, item, opened);
+        true
+    }
+
+    /// An add that merged into a waiting item, or into a processing one already marked dirty:
+    /// the key came back, and one such add in [`HOLD_POLL_EVERY`] looks whether an armed hold
+    /// has ended. Returns `enqueue`'s answer.
+    fn merged(&self, mut shard: MutexGuard<'_, ShardMaps<T>>) -> bool {
+        self.key_came_back();
+        shard.merged_adds = shard.merged_adds.wrapping_add(1);
+        let poll = shard.merged_adds.is_multiple_of(HOLD_POLL_EVERY);
+        drop(shard);
+        if poll {
+            self.poll_hold();
+        }
         true
     }
 
@@ -875,9 +989,12 @@ where
     fn refuse(&self, hash: u64, item: &T) {
         let mut guard = self.shard(hash).lock();
         let shard = &mut *guard;
-        if let Ok(entry) = shard.items.find_entry(hash, |(key, _)| key == item)
-            && !entry.get().1.processing
+        if shard.processing_index(hash, item).is_none()
+            && let Ok(entry) = shard.items.find_entry(hash, |(key, _)| key == item)
         {
+            if entry.get().1.awaited {
+                shard.awaited -= 1;
+            }
             entry.remove();
             if let Some(table) = shard.times.as_deref_mut()
                 && let Ok(times) = table.find_entry(hash, |(key, _)| key == item)
@@ -1098,17 +1215,27 @@ where
         Some(item)
     }
 
-    /// Moves a popped item's entry from dirty to processing. Until then an add of the item finds
-    /// it dirty and merges into it, which is right: its processing has not started.
+    /// Moves a popped item from waiting to processing: puts it on its shard's processing list,
+    /// without reading its entry (see "State"). Until then an add of the item finds it waiting
+    /// and merges into it, which is right: its processing has not started.
     fn mark_processing(&self, item: &T) {
         let hash = self.hash(item);
-        let mut shard = self.shard(hash).lock();
-        let Some((_, entry)) = shard.items.find_mut(hash, |(key, _)| key == item) else {
-            return;
-        };
-        entry.dirty = false;
-        entry.processing = true;
-        let awaited = std::mem::take(&mut entry.awaited);
+        let mut guard = self.shard(hash).lock();
+        let shard = &mut *guard;
+        shard.processing.push(Processing {
+            hash,
+            item: item.clone(),
+            dirty: false,
+        });
+        let mut awaited = false;
+        if shard.awaited > 0
+            && let Some((_, entry)) = shard.items.find_mut(hash, |(key, _)| key == item)
+            && std::mem::take(&mut entry.awaited)
+        {
+            shard.awaited -= 1;
+            awaited = true;
+        }
+        let mut shard = guard;
         let got = self.metrics.as_ref().map(|metrics| {
             let now = self.metrics_stamp();
             let times = shard.times(hash, item, |key| self.hash(key));
@@ -1296,25 +1423,19 @@ where
         let (requeue, after_shutdown) = {
             let mut guard = self.shard(hash).lock();
             let shard = &mut *guard;
-            let TableEntry::Occupied(mut occupied) =
-                shard
-                    .items
-                    .entry(hash, |(key, _)| key == item, |(key, _)| self.hash(key))
-            else {
-                return;
-            };
-            let entry = &mut occupied.get_mut().1;
-            if !entry.processing {
+            let Some(index) = shard.processing_index(hash, item) else {
                 // `done` without a `get`: nothing to finish.
                 return;
-            }
-            entry.processing = false;
-            let requeue = entry.dirty;
+            };
+            let held = shard.processing.swap_remove(index);
+            let requeue = held.dirty;
             // Read under the shard's lock, which shutdown takes after setting it (see
             // "Counting").
             let after_shutdown = self.closed.load(Ordering::Relaxed);
             if !requeue {
-                occupied.remove();
+                // Its entry goes with the next batch (see "State").
+                let idle = !self.hot.signals.nonempty.load(Ordering::Relaxed);
+                shard.finish(hash, held.item, idle);
                 shard.record_done(hash);
                 if !after_shutdown {
                     shard.done_count = shard.done_count.wrapping_add(1);
@@ -1905,6 +2026,88 @@ mod tests {
         core.publish_earliest(&waiting);
     }
 
+    /// `count` keys that all fall in one shard, in ascending order.
+    fn keys_of_one_shard(core: &Core<u32>, count: usize) -> Vec<u32> {
+        let shard = shard_index(core.hash(&0));
+        (0..)
+            .filter(|key| shard_index(core.hash(key)) == shard)
+            .take(count)
+            .collect()
+    }
+
+    /// Gets the FIFO's head, which must be `expected`, and finishes it.
+    fn take_and_finish(core: &Core<u32>, expected: u32) {
+        assert_eq!(core.try_get(), Ok(expected));
+        core.done(&expected);
+    }
+
+    /// While items wait in the FIFO, a finished item keeps its entry until its shard has a batch
+    /// of them; an add of it meanwhile queues it again, once, and every state it can be in
+    /// (waiting, processing, processing and dirty, finished) answers adds as client-go's sets do.
+    #[test]
+    fn a_finished_item_keeps_its_entry_until_its_batch_and_comes_back_exactly_once() {
+        let core = core_holding_for(Duration::ZERO);
+        let keys = keys_of_one_shard(&core, FINISHED_BATCH + 1);
+        let shard = |core: &Core<u32>| {
+            let maps = core.shard(core.hash(&keys[0])).lock();
+            (maps.items.len(), maps.finished.len(), maps.processing.len())
+        };
+        let last = *keys.last().unwrap();
+        for &key in &keys {
+            core.add(key);
+        }
+        // The first key: finished while the others wait, so its entry stays.
+        take_and_finish(&core, keys[0]);
+        assert_eq!(shard(&core), (keys.len(), 1, 0));
+        // Added again: queued again, once, in its entry; a second add merges.
+        core.add(keys[0]);
+        core.add(keys[0]);
+        assert_eq!(core.len(), keys.len());
+        assert_eq!(shard(&core), (keys.len(), 0, 0));
+        // The others but the last, then the first again, whose add while it is processing
+        // marks it dirty, so that `done` queues it again behind the last.
+        for &key in &keys[1..keys.len() - 1] {
+            take_and_finish(&core, key);
+        }
+        assert_eq!(shard(&core), (keys.len(), FINISHED_BATCH - 1, 0));
+        assert_eq!(core.try_get(), Ok(last));
+        assert_eq!(core.try_get(), Ok(keys[0]));
+        assert_eq!(shard(&core).2, 2, "two items processing");
+        core.add(keys[0]);
+        core.add(keys[0]);
+        assert_eq!(core.len(), 0, "a processing item is not queued by an add");
+        core.done(&keys[0]);
+        assert_eq!(core.len(), 1, "done queues the dirty item again");
+        // The last: its `done` makes the batch full while the first waits, and removes it.
+        core.done(&last);
+        assert_eq!(shard(&core), (1, 0, 0), "the batch's entries are removed");
+        // The first, done with nothing waiting: removed at once.
+        take_and_finish(&core, keys[0]);
+        assert_eq!(shard(&core), (0, 0, 0));
+        assert_eq!(core.try_get(), Err(TryGetError::Empty));
+    }
+
+    /// `done` of an item no worker holds changes nothing, whether the item waits, is finished
+    /// in a batch, or is unknown.
+    #[test]
+    fn done_without_get_leaves_waiting_and_finished_items_alone() {
+        let core = core_holding_for(Duration::ZERO);
+        let keys = keys_of_one_shard(&core, 3);
+        for &key in &keys {
+            core.add(key);
+        }
+        take_and_finish(&core, keys[0]);
+        for key in [keys[0], keys[1], 1_000_000] {
+            core.done(&key);
+        }
+        assert_eq!(core.len(), 2);
+        core.add(keys[0]);
+        for &key in &[keys[1], keys[2], keys[0]] {
+            take_and_finish(&core, key);
+        }
+        assert_eq!(core.try_get(), Err(TryGetError::Empty));
+    }
+
     /// An item delayed again to an earlier time leaves its older heap entry behind (stale,
     /// skipped when it surfaces). client-go moves the one entry (`heap.Fix`); here the stale
     /// entries are swept once they outnumber the live ones, so the heap follows the items
@@ -2064,17 +2267,9 @@ mod tests {
         let hash = core.hash(&7);
         {
             let mut shard = core.shard(hash).lock();
-            shard.items.insert_unique(
-                hash,
-                (
-                    7,
-                    Entry {
-                        dirty: true,
-                        ..Entry::default()
-                    },
-                ),
-                |(key, _)| core.hash(key),
-            );
+            shard
+                .items
+                .insert_unique(hash, (7, Entry::default()), |(key, _)| core.hash(key));
             shard.opened = shard.opened.wrapping_add(1);
         }
         // The drain keeps 7 (due within the bound), and the move (this test's or the timer
