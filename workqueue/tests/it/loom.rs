@@ -233,3 +233,38 @@ fn an_add_merged_into_one_not_yet_queued_is_not_lost_at_shutdown() {
         );
     });
 }
+
+/// An item done while another waits keeps its entry on its shard's finished list for a while
+/// (see the core's "State"): an add of it racing that `done` must queue it again, not merge
+/// into the entry left behind.
+#[test]
+fn an_item_finished_while_another_waits_comes_back_when_added_again() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        let adds = Arc::new(AtomicUsize::new(1));
+        let seen = Arc::new(AtomicUsize::new(0));
+        queue.add(1);
+        queue.add(2);
+        let worker = {
+            let (queue, adds, seen) = (queue.clone(), adds.clone(), seen.clone());
+            thread::spawn(move || {
+                while let Some(item) = queue.get_blocking() {
+                    if item == 1 {
+                        seen.fetch_max(adds.load(Ordering::SeqCst), Ordering::SeqCst);
+                    }
+                    queue.done(&item);
+                }
+            })
+        };
+        adds.fetch_add(1, Ordering::SeqCst);
+        queue.add(1);
+        queue.shut_down_with_drain_blocking();
+        worker.join().unwrap();
+        // Some pass of 1 began after its second add.
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            2,
+            "the add of a finished item was lost"
+        );
+    });
+}
