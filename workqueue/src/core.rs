@@ -430,8 +430,9 @@ impl<V> std::ops::Deref for CachePadded<V> {
 
 // `repr(C)` keeps the fields in this order: the item table, the tags and the counters, which
 // every add and `done` touches, share the cache line of the shard's lock (whose byte and padding
-// take the first 8 bytes); the metrics table, touched only with metrics, comes after, and the
-// lists, which an add of a new item does not read, on the second line.
+// take the first 8 bytes), with the lists' filters, so that an add that merges into a waiting
+// item reads nothing else of the shard; the metrics table, touched only with metrics, and the
+// lists, on the second line.
 #[repr(C)]
 struct ShardMaps<T> {
     /// Every item of the shard that is waiting, processing or finished (see "State").
@@ -450,6 +451,10 @@ struct ShardMaps<T> {
     /// Items of the shard done before shutdown began and not queued again (wrapping): what
     /// `done` counts instead of a global count (see "Counting").
     done_count: u32,
+    /// Filters of the two lists below, so that an add that finds an entry seldom looks through
+    /// either: bit `hash % 32` of each item on the processing list, and bit `32 + hash % 32` of
+    /// each on the finished list (`list_bit`).
+    list_bits: u64,
     /// The metrics timestamps of those items, kept apart so that a queue without metrics has
     /// the smallest entries (the maps' size is what the contended path pays for in cache
     /// misses); created by the first add of a queue with metrics, and boxed so that the shard
@@ -461,9 +466,6 @@ struct ShardMaps<T> {
     /// Items of the shard done and not added since, whose entries `items` still holds: removed
     /// together once there are [`FINISHED_BATCH`] (`finish`).
     finished: Vec<(u64, T)>,
-    /// Bit `hash % 64` of each item in `finished`, so that an add that finds an entry seldom
-    /// needs to look through the list.
-    finished_bits: u64,
     /// Entries of the shard marked `Entry::awaited`, so that a getter looks at the entry of the
     /// item it takes only while a delayed drain waits for some.
     awaited: u32,
@@ -502,17 +504,46 @@ impl<T> ShardMaps<T> {
     }
 }
 
+/// The processing list's bits of `list_bits`.
+const PROCESSING_BITS: u64 = 0xffff_ffff;
+
+/// An item's bit in `ShardMaps::list_bits`: in the processing list's half, or in the finished
+/// list's.
+fn list_bit(hash: u64, finished: bool) -> u64 {
+    1 << (hash % 32 + if finished { 32 } else { 0 })
+}
+
 impl<T: Eq> ShardMaps<T> {
     /// Where `item` is in the processing list, if a worker holds it.
     fn processing_index(&self, hash: u64, item: &T) -> Option<usize> {
+        if self.list_bits & list_bit(hash, false) == 0 {
+            return None;
+        }
         self.processing
             .iter()
             .position(|held| held.hash == hash && held.item == *item)
     }
 
+    /// Puts an item a worker takes on the processing list.
+    fn hold(&mut self, held: Processing<T>) {
+        self.list_bits |= list_bit(held.hash, false);
+        self.processing.push(held);
+    }
+
+    /// Takes the item at `index` off the processing list.
+    fn release(&mut self, index: usize) -> Processing<T> {
+        let held = self.processing.swap_remove(index);
+        let bits = self
+            .processing
+            .iter()
+            .fold(0, |bits, other| bits | list_bit(other.hash, false));
+        self.list_bits = self.list_bits & !PROCESSING_BITS | bits;
+        held
+    }
+
     /// Takes `item` out of the finished list if it is there: its entry then serves again.
     fn unfinish(&mut self, hash: u64, item: &T) -> bool {
-        if self.finished_bits & (1 << (hash % 64)) == 0 {
+        if self.list_bits & list_bit(hash, true) == 0 {
             return false;
         }
         let Some(index) = self
@@ -523,10 +554,11 @@ impl<T: Eq> ShardMaps<T> {
             return false;
         };
         self.finished.swap_remove(index);
-        self.finished_bits = self
+        let bits = self
             .finished
             .iter()
-            .fold(0, |bits, (done, _)| bits | 1 << (done % 64));
+            .fold(0, |bits, (done, _)| bits | list_bit(*done, true));
+        self.list_bits = self.list_bits & PROCESSING_BITS | bits;
         true
     }
 
@@ -534,7 +566,7 @@ impl<T: Eq> ShardMaps<T> {
     /// once it holds [`FINISHED_BATCH`], or at once when `idle` (nothing waits in the FIFO).
     fn finish(&mut self, hash: u64, item: T, idle: bool) {
         self.finished.push((hash, item));
-        self.finished_bits |= 1 << (hash % 64);
+        self.list_bits |= list_bit(hash, true);
         if self.finished.len() < FINISHED_BATCH && !idle {
             return;
         }
@@ -543,7 +575,7 @@ impl<T: Eq> ShardMaps<T> {
                 entry.remove();
             }
         }
-        self.finished_bits = 0;
+        self.list_bits &= PROCESSING_BITS;
     }
 }
 
@@ -751,7 +783,7 @@ where
                         done_count: 0,
                         processing: Vec::new(),
                         finished: Vec::new(),
-                        finished_bits: 0,
+                        list_bits: 0,
                         awaited: 0,
                     }))
                 })
@@ -1222,7 +1254,7 @@ where
         let hash = self.hash(item);
         let mut guard = self.shard(hash).lock();
         let shard = &mut *guard;
-        shard.processing.push(Processing {
+        shard.hold(Processing {
             hash,
             item: item.clone(),
             dirty: false,
@@ -1427,7 +1459,7 @@ where
                 // `done` without a `get`: nothing to finish.
                 return;
             };
-            let held = shard.processing.swap_remove(index);
+            let held = shard.release(index);
             let requeue = held.dirty;
             // Read under the shard's lock, which shutdown takes after setting it (see
             // "Counting").
