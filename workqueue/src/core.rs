@@ -513,6 +513,11 @@ fn list_bit(hash: u64, finished: bool) -> u64 {
     1 << (hash % 32 + if finished { 32 } else { 0 })
 }
 
+/// The bits of the items with these hashes, all on one list.
+fn list_bits_of(hashes: impl Iterator<Item = u64>, finished: bool) -> u64 {
+    hashes.fold(0, |bits, hash| bits | list_bit(hash, finished))
+}
+
 impl<T: Eq> ShardMaps<T> {
     /// Where `item` is in the processing list, if a worker holds it.
     fn processing_index(&self, hash: u64, item: &T) -> Option<usize> {
@@ -533,12 +538,21 @@ impl<T: Eq> ShardMaps<T> {
     /// Takes the item at `index` off the processing list.
     fn release(&mut self, index: usize) -> Processing<T> {
         let held = self.processing.swap_remove(index);
-        let bits = self
-            .processing
-            .iter()
-            .fold(0, |bits, other| bits | list_bit(other.hash, false));
+        let bits = list_bits_of(self.processing.iter().map(|other| other.hash), false);
         self.list_bits = self.list_bits & !PROCESSING_BITS | bits;
         held
+    }
+
+    /// Clears the awaited mark of `item`'s entry, if it has one (see `Entry::awaited`).
+    fn take_awaited(&mut self, hash: u64, item: &T) -> bool {
+        let Some((_, entry)) = self.items.find_mut(hash, |(key, _)| key == item) else {
+            return false;
+        };
+        let awaited = std::mem::take(&mut entry.awaited);
+        if awaited {
+            self.awaited -= 1;
+        }
+        awaited
     }
 
     /// Takes `item` out of the finished list if it is there: its entry then serves again.
@@ -554,10 +568,7 @@ impl<T: Eq> ShardMaps<T> {
             return false;
         };
         self.finished.swap_remove(index);
-        let bits = self
-            .finished
-            .iter()
-            .fold(0, |bits, (done, _)| bits | list_bit(*done, true));
+        let bits = list_bits_of(self.finished.iter().map(|(done, _)| *done), true);
         self.list_bits = self.list_bits & PROCESSING_BITS | bits;
         true
     }
@@ -1252,22 +1263,13 @@ where
     /// and merges into it, which is right: its processing has not started.
     fn mark_processing(&self, item: &T) {
         let hash = self.hash(item);
-        let mut guard = self.shard(hash).lock();
-        let shard = &mut *guard;
+        let mut shard = self.shard(hash).lock();
         shard.hold(Processing {
             hash,
             item: item.clone(),
             dirty: false,
         });
-        let mut awaited = false;
-        if shard.awaited > 0
-            && let Some((_, entry)) = shard.items.find_mut(hash, |(key, _)| key == item)
-            && std::mem::take(&mut entry.awaited)
-        {
-            shard.awaited -= 1;
-            awaited = true;
-        }
-        let mut shard = guard;
+        let awaited = shard.awaited > 0 && shard.take_awaited(hash, item);
         let got = self.metrics.as_ref().map(|metrics| {
             let now = self.metrics_stamp();
             let times = shard.times(hash, item, |key| self.hash(key));
@@ -1452,7 +1454,8 @@ where
 
     pub(crate) fn done(&self, item: &T) {
         let hash = self.hash(item);
-        let (requeue, after_shutdown) = {
+        // The item to queue again (the processing list's copy), if an add came meanwhile.
+        let (again, after_shutdown) = {
             let mut guard = self.shard(hash).lock();
             let shard = &mut *guard;
             let Some(index) = shard.processing_index(hash, item) else {
@@ -1464,7 +1467,9 @@ where
             // Read under the shard's lock, which shutdown takes after setting it (see
             // "Counting").
             let after_shutdown = self.closed.load(Ordering::Relaxed);
-            if !requeue {
+            let again = if requeue {
+                Some(held.item)
+            } else {
                 // Its entry goes with the next batch (see "State").
                 let idle = !self.hot.signals.nonempty.load(Ordering::Relaxed);
                 shard.finish(hash, held.item, idle);
@@ -1472,7 +1477,8 @@ where
                 if !after_shutdown {
                     shard.done_count = shard.done_count.wrapping_add(1);
                 }
-            }
+                None
+            };
             let mut started_at = 0;
             // The table exists only in a queue with metrics.
             if let Some(table) = shard.times.as_deref_mut()
@@ -1490,12 +1496,12 @@ where
             {
                 metrics.done(now, self.stamp_instant(started_at));
             }
-            (requeue, after_shutdown)
+            (again, after_shutdown)
         };
         let outstanding = &self.hot.signals.outstanding;
         // Whether this `done` ended the last item processing after shutdown began: a drain may
         // be waiting for that.
-        let last = if requeue {
+        let last = if let Some(again) = again {
             // Counted and queued again under one lock, so that a drain never sees the item
             // neither processing nor queued.
             let queued_at = self.queue_stamp();
@@ -1506,7 +1512,7 @@ where
                 state.handed_out = state.handed_out.wrapping_sub(1);
                 false
             };
-            self.push(&mut state, item.clone(), queued_at);
+            self.push(&mut state, again, queued_at);
             let wake = self.wake_plan(&mut state);
             drop(state);
             self.wake(wake);
