@@ -77,17 +77,30 @@ impl Rng {
     }
 }
 
-/// Forces the queue down after a minute, so that a queue whose drain never ends fails the test
-/// (its ledger check) instead of hanging it.
-fn watchdog(queue: Queue<usize>) {
+/// Forces the queue down a minute after shutdown began (or after two, if it never does), so that
+/// a queue whose drain never ends fails the test instead of hanging it. Returns whether it had to:
+/// a test asserts after its drain that it did not ([`assert_drained_unforced`]).
+fn watchdog(queue: Queue<usize>) -> Arc<AtomicBool> {
+    let forced = Arc::new(AtomicBool::new(false));
+    let flag = forced.clone();
     thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline && !queue.shutting_down() {
             thread::sleep(Duration::from_millis(10));
         }
         thread::sleep(Duration::from_secs(60));
+        flag.store(true, Ordering::SeqCst);
         queue.shut_down();
     });
+    forced
+}
+
+/// Fails if the watchdog had to force the queue down: its drain did not end by itself.
+fn assert_drained_unforced(forced: &AtomicBool) {
+    assert!(
+        !forced.load(Ordering::SeqCst),
+        "the drain did not end: the watchdog shut the queue down"
+    );
 }
 
 pub(crate) fn wait_until(what: &str, condition: impl Fn() -> bool) {
@@ -101,7 +114,7 @@ pub(crate) fn wait_until(what: &str, condition: impl Fn() -> bool) {
 #[test]
 fn many_producers_many_worker_threads() {
     let queue = Queue::<usize>::new();
-    watchdog(queue.clone());
+    let forced = watchdog(queue.clone());
     let ledger = Ledger::new();
     let producers: Vec<_> = (0..8u64)
         .map(|p| {
@@ -134,6 +147,7 @@ fn many_producers_many_worker_threads() {
         producer.join().unwrap();
     }
     queue.shut_down_with_drain_blocking();
+    assert_drained_unforced(&forced);
     for worker in workers {
         worker.join().unwrap();
     }
@@ -154,7 +168,7 @@ fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
             Duration::from_millis(2),
         )),
     );
-    watchdog(Queue::clone(&queue));
+    let forced = watchdog(Queue::clone(&queue));
     let ledger = Ledger::new();
 
     let tasks: Vec<_> = (0..4)
@@ -207,6 +221,7 @@ fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
     });
     // ...and the drain waits for the keys being processed (and their second passes).
     queue.shut_down_with_drain_blocking();
+    assert_drained_unforced(&forced);
     for thread in threads {
         thread.join().unwrap();
     }
@@ -229,7 +244,7 @@ fn thirty_two_producers_against_threads_and_tasks() {
         .build()
         .unwrap();
     let queue = Queue::<usize>::new();
-    watchdog(queue.clone());
+    let forced = watchdog(queue.clone());
     let ledger = Ledger::new();
     let tasks: Vec<_> = (0..8)
         .map(|_| {
@@ -276,6 +291,7 @@ fn thirty_two_producers_against_threads_and_tasks() {
     }
     wait_until("the queue is empty", || queue.is_empty());
     queue.shut_down_with_drain_blocking();
+    assert_drained_unforced(&forced);
     for thread in threads {
         thread.join().unwrap();
     }
@@ -293,7 +309,7 @@ fn distinct_keys_are_each_handed_out_exactly_once() {
     const PER_PRODUCER: usize = 20_000;
     const PRODUCERS: usize = 16;
     let queue = Queue::<usize>::new();
-    watchdog(queue.clone());
+    let forced = watchdog(queue.clone());
     let handed: Arc<Vec<AtomicUsize>> = Arc::new(
         (0..PER_PRODUCER * PRODUCERS)
             .map(|_| AtomicUsize::new(0))
@@ -324,6 +340,7 @@ fn distinct_keys_are_each_handed_out_exactly_once() {
         producer.join().unwrap();
     }
     queue.shut_down_with_drain_blocking();
+    assert_drained_unforced(&forced);
     for worker in workers {
         worker.join().unwrap();
     }
@@ -351,7 +368,7 @@ fn drain_with_delayed_loses_no_delayed_add() {
             Duration::from_millis(5),
         )),
     );
-    watchdog(Queue::clone(&queue));
+    let forced = watchdog(Queue::clone(&queue));
     let ledger = Ledger::new();
     let workers: Vec<_> = (0..4)
         .map(|_| {
@@ -387,6 +404,7 @@ fn drain_with_delayed_loses_no_delayed_add() {
     }
     // No waiting for the delayed adds here: the drain does it.
     let handed_back = queue.shut_down_with_drain_delayed_blocking(Duration::from_secs(3600));
+    assert_drained_unforced(&forced);
     assert_eq!(handed_back, Vec::<usize>::new());
     assert_eq!(queue.waiting_len(), 0);
     for worker in workers {
