@@ -3,26 +3,22 @@
 //! Every key must be processed at least once after its last add and never by two workers at
 //! once (the ledger of `stress.rs`); distinct keys must each be handed out exactly once.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kclient_workqueue::{AddOpts, ItemExponentialFailureRateLimiter, PriorityQueue, QueueConfig};
 
-use crate::stress::{KEYS, Ledger, Rng, wait_until};
+use crate::stress::{self, KEYS, Ledger, Rng, assert_drained_unforced, wait_until};
 
-/// Forces the queue down after a minute (and the drain after two), so that a queue that loses
-/// a wake-up fails the test instead of hanging it.
-fn watchdog(queue: PriorityQueue<usize>) {
-    thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline && !queue.shutting_down() {
-            thread::sleep(Duration::from_millis(10));
-        }
-        thread::sleep(Duration::from_secs(60));
-        queue.shut_down();
-    });
+/// The watchdog of `stress.rs` on a priority queue.
+fn watchdog(queue: PriorityQueue<usize>) -> Arc<AtomicBool> {
+    stress::watchdog(
+        queue,
+        PriorityQueue::shutting_down,
+        PriorityQueue::shut_down,
+    )
 }
 
 /// The priority a producer picks: mostly the low and normal ones a controller uses.
@@ -78,18 +74,19 @@ fn queue_with_fast_backoff() -> PriorityQueue<usize> {
 }
 
 /// Waits until every add reached the queue and was taken, drains, and checks the ledger.
-fn finish(queue: &PriorityQueue<usize>, ledger: &Ledger) {
+fn finish(queue: &PriorityQueue<usize>, ledger: &Ledger, forced: &AtomicBool) {
     wait_until("the queue is idle", || {
         queue.waiting_len() == 0 && queue.is_empty()
     });
     queue.shut_down_with_drain_blocking();
+    assert_drained_unforced(forced);
     ledger.check();
 }
 
 #[test]
 fn priority_queue_producers_against_worker_threads() {
     let queue = queue_with_fast_backoff();
-    watchdog(queue.clone());
+    let forced = watchdog(queue.clone());
     let ledger = Ledger::new();
     let workers: Vec<_> = (0..8)
         .map(|_| {
@@ -106,7 +103,7 @@ fn priority_queue_producers_against_worker_threads() {
     for producer in producers(&queue, &ledger) {
         producer.join().unwrap();
     }
-    finish(&queue, &ledger);
+    finish(&queue, &ledger, &forced);
     for worker in workers {
         worker.join().unwrap();
     }
@@ -121,7 +118,7 @@ fn priority_queue_producers_against_threads_and_tasks() {
         .build()
         .unwrap();
     let queue = queue_with_fast_backoff();
-    watchdog(queue.clone());
+    let forced = watchdog(queue.clone());
     let ledger = Ledger::new();
     let tasks: Vec<_> = (0..6)
         .map(|_| {
@@ -150,7 +147,7 @@ fn priority_queue_producers_against_threads_and_tasks() {
     for producer in producers(&queue, &ledger) {
         producer.join().unwrap();
     }
-    finish(&queue, &ledger);
+    finish(&queue, &ledger, &forced);
     for thread in threads {
         thread.join().unwrap();
     }
@@ -173,7 +170,7 @@ fn priority_queue_distinct_keys_are_each_handed_out_exactly_once() {
         .build()
         .unwrap();
     let queue = PriorityQueue::<usize>::new();
-    watchdog(queue.clone());
+    let forced = watchdog(queue.clone());
     let total = PER_PRODUCER * PRODUCERS;
     let seen: Arc<Vec<AtomicUsize>> = Arc::new((0..total).map(|_| AtomicUsize::new(0)).collect());
     let wrong_priority = Arc::new(Mutex::new(Vec::new()));
@@ -232,6 +229,7 @@ fn priority_queue_distinct_keys_are_each_handed_out_exactly_once() {
         seen.iter().all(|count| count.load(Ordering::SeqCst) >= 1)
     });
     queue.shut_down_with_drain_blocking();
+    assert_drained_unforced(&forced);
     for thread in threads {
         thread.join().unwrap();
     }

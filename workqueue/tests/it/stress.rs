@@ -77,26 +77,31 @@ impl Rng {
     }
 }
 
-/// Forces the queue down a minute after shutdown began (or after two, if it never does), so that
+/// Forces a queue down a minute after shutdown began (or after two, if it never does), so that
 /// a queue whose drain never ends fails the test instead of hanging it. Returns whether it had to:
-/// a test asserts after its drain that it did not ([`assert_drained_unforced`]).
-fn watchdog(queue: Queue<usize>) -> Arc<AtomicBool> {
+/// a test asserts after its drain that it did not ([`assert_drained_unforced`]). `shutting_down`
+/// and `shut_down` are the queue's methods of those names.
+pub(crate) fn watchdog<Q: Send + 'static>(
+    queue: Q,
+    shutting_down: fn(&Q) -> bool,
+    shut_down: fn(&Q),
+) -> Arc<AtomicBool> {
     let forced = Arc::new(AtomicBool::new(false));
     let flag = forced.clone();
     thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline && !queue.shutting_down() {
+        while Instant::now() < deadline && !shutting_down(&queue) {
             thread::sleep(Duration::from_millis(10));
         }
         thread::sleep(Duration::from_secs(60));
         flag.store(true, Ordering::SeqCst);
-        queue.shut_down();
+        shut_down(&queue);
     });
     forced
 }
 
 /// Fails if the watchdog had to force the queue down: its drain did not end by itself.
-fn assert_drained_unforced(forced: &AtomicBool) {
+pub(crate) fn assert_drained_unforced(forced: &AtomicBool) {
     assert!(
         !forced.load(Ordering::SeqCst),
         "the drain did not end: the watchdog shut the queue down"
@@ -114,7 +119,7 @@ pub(crate) fn wait_until(what: &str, condition: impl Fn() -> bool) {
 #[test]
 fn many_producers_many_worker_threads() {
     let queue = Queue::<usize>::new();
-    let forced = watchdog(queue.clone());
+    let forced = watchdog(queue.clone(), Queue::shutting_down, Queue::shut_down);
     let ledger = Ledger::new();
     let producers: Vec<_> = (0..8u64)
         .map(|p| {
@@ -168,7 +173,7 @@ fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
             Duration::from_millis(2),
         )),
     );
-    let forced = watchdog(Queue::clone(&queue));
+    let forced = watchdog(Queue::clone(&queue), Queue::shutting_down, Queue::shut_down);
     let ledger = Ledger::new();
 
     let tasks: Vec<_> = (0..4)
@@ -244,7 +249,7 @@ fn thirty_two_producers_against_threads_and_tasks() {
         .build()
         .unwrap();
     let queue = Queue::<usize>::new();
-    let forced = watchdog(queue.clone());
+    let forced = watchdog(queue.clone(), Queue::shutting_down, Queue::shut_down);
     let ledger = Ledger::new();
     let tasks: Vec<_> = (0..8)
         .map(|_| {
@@ -309,7 +314,7 @@ fn distinct_keys_are_each_handed_out_exactly_once() {
     const PER_PRODUCER: usize = 20_000;
     const PRODUCERS: usize = 16;
     let queue = Queue::<usize>::new();
-    let forced = watchdog(queue.clone());
+    let forced = watchdog(queue.clone(), Queue::shutting_down, Queue::shut_down);
     let handed: Arc<Vec<AtomicUsize>> = Arc::new(
         (0..PER_PRODUCER * PRODUCERS)
             .map(|_| AtomicUsize::new(0))
@@ -368,7 +373,7 @@ fn drain_with_delayed_loses_no_delayed_add() {
             Duration::from_millis(5),
         )),
     );
-    let forced = watchdog(Queue::clone(&queue));
+    let forced = watchdog(Queue::clone(&queue), Queue::shutting_down, Queue::shut_down);
     let ledger = Ledger::new();
     let workers: Vec<_> = (0..4)
         .map(|_| {
