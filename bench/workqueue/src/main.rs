@@ -46,13 +46,20 @@
 //! `Builder::disable_lifo_slot`, unstable): a measurement of what that slot does to a producer
 //! task and the worker it wakes (bench/RESULTS.md, issue 21, session 60). kclient's queue does
 //! not depend on it.
+//!
+//! `KCLIENT_WQ_MERGE_WINDOW_US` sets the drain's queue's merge window
+//! (`QueueConfig::merge_window`; 0 never holds), in any build: a measurement of what holding
+//! does to a row (bench/RESULTS.md, issue 21, sessions 60 and 62). `bench/workqueue/run` leaves
+//! it unset, so the record measures the default window.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use kclient_workqueue::{DelayingQueue, Queue, RateLimitingQueue, default_controller_rate_limiter};
+use kclient_workqueue::{
+    DelayingQueue, Queue, QueueConfig, RateLimitingQueue, default_controller_rate_limiter,
+};
 
 /// The number of keys in the repeated-keys runs.
 const REPEATED_KEYS: u64 = 1_000;
@@ -276,7 +283,10 @@ fn drain(
     mode: Mode,
 ) -> String {
     let runtime = mode.runtime();
-    let queue = Queue::<u64>::new();
+    let queue = match merge_window() {
+        Some(window) => Queue::with_config(QueueConfig::new().merge_window(window)),
+        None => Queue::<u64>::new(),
+    };
     let key_space = if repeated { REPEATED_KEYS } else { adds };
     let stamps: Arc<Vec<AtomicU64>> = Arc::new((0..key_space).map(|_| AtomicU64::new(0)).collect());
     let epoch = Instant::now();
@@ -427,6 +437,20 @@ fn drain(
 
 /// The user and system CPU seconds this process has spent so far, all its threads included
 /// (those that have ended too): `getrusage(RUSAGE_SELF)`.
+/// The merge window `KCLIENT_WQ_MERGE_WINDOW_US` asks for, if set (see the crate's docs).
+fn merge_window() -> Option<Duration> {
+    let value = std::env::var("KCLIENT_WQ_MERGE_WINDOW_US").ok()?;
+    match value.parse() {
+        Ok(us) => Some(Duration::from_micros(us)),
+        Err(_) => {
+            eprintln!(
+                "KCLIENT_WQ_MERGE_WINDOW_US must be a whole number of microseconds, not {value:?}"
+            );
+            std::process::exit(2)
+        }
+    }
+}
+
 fn cpu_seconds() -> Option<(f64, f64)> {
     use nix::sys::time::TimeValLike;
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).ok()?;
