@@ -57,8 +57,8 @@
 //!   yet (`Hot::woken_at`), and a thread that adds looks, once every [`GIVE_WAY_EVERY`] of
 //!   its adds, whether that wake-up has waited [`GIVE_WAY_AFTER`]; if so it yields its core
 //!   (`sched_yield`), once per wake-up, as a producer blocked on a contended lock would. A thread
-//!   of a tokio runtime never yields: the task it runs may be the one woken, and tasks give their
-//!   thread back through tokio's budget. The note is cleared when a woken getter looks, or when
+//!   in a tokio runtime's context (a worker, `block_on`, `spawn_blocking`) never yields: the task
+//!   it runs may be the one woken, and tasks give their thread back through tokio's budget. The note is cleared when a woken getter looks, or when
 //!   the last waiting getter is dropped, so no thread yields for a getter that is gone.
 //!
 //! # Holding (what makes repeated adds merge)
@@ -981,7 +981,7 @@ where
     }
 
     /// Yields the core of a thread that adds, once, if a wake-up has waited [`GIVE_WAY_AFTER`]
-    /// for its getter to run (see "Waking"). Not on a tokio runtime's threads.
+    /// for its getter to run (see "Waking"). Never in a tokio runtime's context.
     #[inline(never)]
     fn give_way(&self) {
         let since = self.hot.woken_at.load(Ordering::Relaxed);

@@ -70,10 +70,10 @@ where
     /// shutting down. If a worker holds it now, it is queued again when that worker calls
     /// [`done`](Queue::done).
     ///
-    /// Called from a thread that is not one of a tokio runtime's, `add` may yield that thread's
-    /// core once (`std::thread::yield_now`) when a getter it or another add woke has waited over
-    /// 50 us to run: with more busy threads than cores, that is how the woken getter gets one
-    /// (the crate's design notes, "Waking").
+    /// Called outside a tokio runtime's context, `add` may yield its thread's core once
+    /// (`std::thread::yield_now`) when a getter it or another add woke has waited over 50 us to
+    /// run: with more busy threads than cores, that is how the woken getter gets one (the
+    /// crate's design notes, "Waking"). Inside a runtime's context it never yields.
     pub fn add(&self, item: T) {
         self.core.add(item);
     }
