@@ -54,12 +54,16 @@
 //!   threads adding flat out than cores the kernel can leave the woken thread (a getter, or the
 //!   runtime thread its task runs on) waiting for one until its next tick: milliseconds, while
 //!   its items wait. So the queue notes when it sent a wake-up that no woken getter has acted on
-//!   yet (`Hot::woken_at`), and a thread that adds looks, once every [`GIVE_WAY_EVERY`] of
-//!   its adds, whether that wake-up has waited [`GIVE_WAY_AFTER`]; if so it yields its core
-//!   (`sched_yield`), once per wake-up, as a producer blocked on a contended lock would. A thread
-//!   in a tokio runtime's context (a worker, `block_on`, `spawn_blocking`) never yields: the task
-//!   it runs may be the one woken, and tasks give their thread back through tokio's budget. The note is cleared when a woken getter looks, or when
-//!   the last waiting getter is dropped, so no thread yields for a getter that is gone.
+//!   yet (`Hot::woken_at`, stamped as it is sent), and at one add in [`GIVE_WAY_EVERY`], drawn at
+//!   random, a thread that adds looks whether that wake-up has waited [`GIVE_WAY_AFTER`]; if so
+//!   it yields its core (`sched_yield`), once per thread and wake-up, as a producer blocked on a
+//!   contended lock would. A thread in a tokio runtime's context (a worker, `block_on`,
+//!   `spawn_blocking`) never yields: the task it runs may be the one woken, and tasks give their
+//!   thread back through tokio's budget. The note is cleared under the state's lock whenever a
+//!   getter looks at the FIFO (an async getter in its wait loop, a blocking one back from its
+//!   wait), and when the last waiting async getter is dropped while no thread sleeps; a wake-up
+//!   is noted under that lock too, as decided, and stamped only if no getter cleared it before
+//!   it was sent. So no thread yields for a getter that has looked, or is gone.
 //!
 //! # Holding (what makes repeated adds merge)
 //!
@@ -285,14 +289,16 @@ const FINISHED_BATCH: usize = if cfg!(workqueue_loom) { 2 } else { 16 };
 /// holding on.
 const DONE_SLOTS: usize = 3;
 
-/// A thread that adds looks whether to give way to a woken getter once every this many of its
-/// adds (see "Waking"): the look reads a shared cache line, and the clock if a wake-up is out.
+/// A thread that adds looks whether to give way to a woken getter at one add in this many,
+/// drawn at random (see "Waking"): the look reads a shared cache line, and the clock if a
+/// wake-up is out.
 const GIVE_WAY_EVERY: u32 = 32;
 
 /// How long a wake-up may wait for its getter to act before threads that add give way to it, in
 /// nanoseconds (see "Waking"). An idle core runs a woken thread within tens of microseconds;
 /// longer means the woken thread waits behind running ones. Measured on two cores with a build
-/// whose threads gave way every [`GIVE_WAY_EVERY`] adds while the wake-up waited
+/// whose threads looked every [`GIVE_WAY_EVERY`] adds and gave way at each look while the
+/// wake-up waited
 /// (bench/workqueue, session 62, 15 interleaved rounds against client-go): the p99 add-to-get of
 /// `drain async 8 8 repeated 400000` was 711 us giving way after 50 us, 742 after 100 and 828
 /// after 200 (client-go 954), and 1,735 us without giving way in another run (client-go 1,154);
@@ -300,19 +306,30 @@ const GIVE_WAY_EVERY: u32 = 32;
 /// are most of those figures.
 const GIVE_WAY_AFTER: u64 = 50_000;
 
+/// `Hot::woken_at` while a wake-up is decided under the state's lock and not yet sent: the
+/// sender stamps it then, unless a getter cleared it meanwhile (see `Core::wake`).
+const WAKE_PLANNED: u64 = u64::MAX;
+
 /// What a thread that adds keeps to decide when to give way (see "Waking").
 struct GiveWay {
-    /// Its adds, to all queues: it looks every [`GIVE_WAY_EVERY`] of them.
-    adds: Cell<u32>,
-    /// The wake-up (its `Hot::woken_at`) it last gave way to: once per wake-up is enough.
-    gave_way_to: Cell<u64>,
+    /// A xorshift state: the thread looks at one add in [`GIVE_WAY_EVERY`] at random, so that a
+    /// thread adding to several queues in turn looks at each of them.
+    draw: Cell<u32>,
+    /// The wake-up it last gave way to (the queue's address and its `Hot::woken_at`): once per
+    /// wake-up is enough.
+    gave_way_to: Cell<(usize, u64)>,
+    /// How many times it gave way, for the tests.
+    #[cfg(test)]
+    gave_way: Cell<u32>,
 }
 
 thread_local! {
     static GIVE_WAY: GiveWay = const {
         GiveWay {
-            adds: Cell::new(0),
-            gave_way_to: Cell::new(0),
+            draw: Cell::new(0x9e37_79b9),
+            gave_way_to: Cell::new((0, 0)),
+            #[cfg(test)]
+            gave_way: Cell::new(0),
         }
     };
 }
@@ -953,26 +970,46 @@ where
             return;
         }
         self.enqueue(item, false);
-        let adds = GIVE_WAY.with(|give| {
-            let adds = &give.adds;
-            let n = adds.get().wrapping_add(1);
-            adds.set(n);
-            n
+        let draw = GIVE_WAY.with(|give| {
+            // xorshift32: cheap, and without the period a count would share with a thread's
+            // round of adds over several queues.
+            let mut x = give.draw.get();
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            give.draw.set(x);
+            x
         });
-        if adds.is_multiple_of(GIVE_WAY_EVERY) {
+        if draw.is_multiple_of(GIVE_WAY_EVERY) {
             self.give_way();
         }
     }
 
-    /// Notes that a wake-up went out, unless one not yet acted on is out already (see "Waking").
-    fn wake_sent(&self) {
+    /// Notes, under the state's lock, that a wake-up is decided, unless one not yet acted on is
+    /// out already (see "Waking"). `wake` stamps it once the lock is released; a getter that
+    /// looks in between clears it, and the stamp is then not written.
+    fn wake_planned(&self) {
         let woken_at = &self.hot.woken_at;
         if !cfg!(workqueue_loom) && woken_at.load(Ordering::Relaxed) == 0 {
-            woken_at.store(self.real_stamp(), Ordering::Relaxed);
+            woken_at.store(WAKE_PLANNED, Ordering::Relaxed);
         }
     }
 
-    /// Notes that a woken getter runs: no wake-up waits for a CPU now.
+    /// Stamps a wake-up noted as planned with the time it is sent (no lock held).
+    fn wake_sent(&self) {
+        let woken_at = &self.hot.woken_at;
+        if woken_at.load(Ordering::Relaxed) == WAKE_PLANNED {
+            let _ = woken_at.compare_exchange(
+                WAKE_PLANNED,
+                self.real_stamp(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// Notes that a getter looks at the FIFO, or a woken one runs (under the state's lock): the
+    /// wake-up noted no longer waits for a CPU.
     fn wake_acted_on(&self) {
         let woken_at = &self.hot.woken_at;
         if woken_at.load(Ordering::Relaxed) != 0 {
@@ -985,14 +1022,20 @@ where
     #[inline(never)]
     fn give_way(&self) {
         let since = self.hot.woken_at.load(Ordering::Relaxed);
+        let wake_up = (std::ptr::from_ref(self) as usize, since);
         if since == 0
-            || GIVE_WAY.with(|give| give.gave_way_to.get()) == since
+            || since == WAKE_PLANNED
+            || GIVE_WAY.with(|give| give.gave_way_to.get()) == wake_up
             || self.real_stamp().saturating_sub(since) < GIVE_WAY_AFTER
             || tokio::runtime::Handle::try_current().is_ok()
         {
             return;
         }
-        GIVE_WAY.with(|give| give.gave_way_to.set(since));
+        GIVE_WAY.with(|give| {
+            give.gave_way_to.set(wake_up);
+            #[cfg(test)]
+            give.gave_way.set(give.gave_way.get() + 1);
+        });
         std::thread::yield_now();
     }
 
@@ -1322,6 +1365,9 @@ where
         if state.async_waiters > 0 && !state.async_woken {
             state.async_woken = true;
             wake.task = true;
+        }
+        if wake.threads > 0 || wake.task {
+            self.wake_planned();
         }
         wake
     }
@@ -2563,5 +2609,111 @@ mod tests {
         assert_eq!(getter.join().unwrap(), Some(4));
         assert_eq!(woken_at(), 0, "the woken thread acted on it");
         core.shut_down();
+    }
+
+    /// A wake-up is noted as planned under the state's lock and stamped when it is sent; a getter
+    /// that looks in between clears the note, and the stamp is then not written.
+    #[test]
+    fn a_wake_up_is_stamped_when_sent_unless_a_getter_looked_first() {
+        let core = core_holding_for(Duration::ZERO);
+        let woken_at = || core.hot.woken_at.load(Ordering::Relaxed);
+        // One thread parked (as counted), one item queued: the plan wakes it.
+        let plan = || {
+            let mut state = core.hot.state.lock();
+            state.sleepers = 1;
+            core.push(&mut state, 7, 0);
+            let wake = core.wake_plan(&mut state);
+            assert_eq!(wake.threads, 1);
+            assert_eq!(woken_at(), WAKE_PLANNED);
+            (state, wake)
+        };
+        let reset = || {
+            let mut state = core.hot.state.lock();
+            state.queue.clear();
+            state.sleepers = 0;
+            state.woken = 0;
+        };
+
+        let (state, wake) = plan();
+        drop(state);
+        core.wake(wake);
+        let stamp = woken_at();
+        assert!(
+            stamp != 0 && stamp != WAKE_PLANNED,
+            "stamped as sent: {stamp}"
+        );
+        core.wake_acted_on();
+        reset();
+
+        // A getter looks between the plan and the sending: the note stays clear.
+        let (state, wake) = plan();
+        core.wake_acted_on();
+        drop(state);
+        core.wake(wake);
+        assert_eq!(
+            woken_at(),
+            0,
+            "no wake-up left waiting for a getter that looked"
+        );
+        reset();
+    }
+
+    /// A thread gives way once per late wake-up and queue, and never in a tokio runtime's
+    /// context, nor for a wake-up that has not waited [`GIVE_WAY_AFTER`] yet.
+    #[test]
+    fn a_thread_gives_way_once_per_late_wake_up_and_never_in_a_runtime() {
+        let first = core_holding_for(Duration::ZERO);
+        let second = core_holding_for(Duration::ZERO);
+        // Both clocks past the lateness that `late` sets back.
+        std::thread::sleep(Duration::from_nanos(4 * GIVE_WAY_AFTER));
+        let gave_way = || GIVE_WAY.with(|give| give.gave_way.get());
+        let late = |core: &Core<u32>| {
+            let stamp = core.real_stamp() - 2 * GIVE_WAY_AFTER;
+            core.hot.woken_at.store(stamp, Ordering::Relaxed);
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                first.give_way();
+                assert_eq!(gave_way(), 0, "no wake-up out");
+                // Sent "now" (a second ahead, so that a preemption of this thread cannot make
+                // it late before the look).
+                first
+                    .hot
+                    .woken_at
+                    .store(first.real_stamp() + 1_000_000_000, Ordering::Relaxed);
+                first.give_way();
+                assert_eq!(gave_way(), 0, "a wake-up just sent");
+                first.hot.woken_at.store(WAKE_PLANNED, Ordering::Relaxed);
+                first.give_way();
+                assert_eq!(gave_way(), 0, "a wake-up not yet sent");
+
+                late(&first);
+                first.give_way();
+                first.give_way();
+                assert_eq!(gave_way(), 1, "once for a late wake-up");
+                // Another queue's late wake-up, then the first's with the same stamp: once
+                // each. (Each queue counts from its own epoch; the second's is the later one, so
+                // a stamp late by its clock is late by the first's too.)
+                late(&second);
+                second.give_way();
+                assert_eq!(gave_way(), 2, "once for the other queue's");
+                first.hot.woken_at.store(
+                    second.hot.woken_at.load(Ordering::Relaxed),
+                    Ordering::Relaxed,
+                );
+                first.give_way();
+                assert_eq!(gave_way(), 3, "once for the first's, with the same stamp");
+                late(&first);
+                first.give_way();
+                assert_eq!(gave_way(), 4, "once for the next late wake-up");
+
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                late(&second);
+                runtime.block_on(async { second.give_way() });
+                assert_eq!(gave_way(), 4, "never in a runtime's context");
+            });
+        });
     }
 }

@@ -71,9 +71,11 @@ where
     /// [`done`](Queue::done).
     ///
     /// Called outside a tokio runtime's context, `add` may yield its thread's core once
-    /// (`std::thread::yield_now`) when a getter it or another add woke has waited over 50 us to
-    /// run: with more busy threads than cores, that is how the woken getter gets one (the
-    /// crate's design notes, "Waking"). Inside a runtime's context it never yields.
+    /// (`std::thread::yield_now`) when a wake-up sent to a waiting getter (by an add, a `done`,
+    /// another getter or the timer) has waited at least 50 us for that getter to run: with more
+    /// busy threads than cores, that is how the woken getter gets one (the crate's design notes,
+    /// "Waking"). The same holds for `add_after` and `add_rate_limited` with no delay, which add
+    /// at once. Inside a runtime's context it never yields.
     pub fn add(&self, item: T) {
         self.core.add(item);
     }
