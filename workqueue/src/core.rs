@@ -56,10 +56,10 @@
 //!   its items wait. So the queue notes when it sent a wake-up that no woken getter has acted on
 //!   yet (`Hot::woken_at`, stamped as it is sent), and at one add in [`GIVE_WAY_EVERY`], drawn at
 //!   random, a thread that adds looks whether that wake-up has waited [`GIVE_WAY_AFTER`]; if so
-//!   it yields its core (`sched_yield`), once per thread and wake-up, as a producer blocked on a
-//!   contended lock would. A thread in a tokio runtime's context (a worker, `block_on`,
-//!   `spawn_blocking`) never yields: the task it runs may be the one woken, and tasks give their
-//!   thread back through tokio's budget. The note is cleared under the state's lock whenever a
+//!   it yields its core (`sched_yield`), as a producer blocked on a contended lock would, and
+//!   again at most once per [`GIVE_WAY_AFTER`] while the wake-up stays late. A thread in a tokio
+//!   runtime's context (a worker, `block_on`, `spawn_blocking`) never yields: the task it runs
+//!   may be the one woken, and tasks give their thread back through tokio's budget. The note is cleared under the state's lock whenever a
 //!   getter looks at the FIFO (an async getter in its wait loop, a blocking one back from its
 //!   wait), and when the last waiting async getter is dropped while no thread sleeps; a wake-up
 //!   is noted under that lock too, as decided, and stamped only if no getter cleared it before
@@ -315,8 +315,8 @@ struct GiveWay {
     /// A xorshift state: the thread looks at one add in [`GIVE_WAY_EVERY`] at random, so that a
     /// thread adding to several queues in turn looks at each of them.
     draw: Cell<u32>,
-    /// The wake-up it last gave way to (the queue's address and its `Hot::woken_at`): once per
-    /// wake-up is enough.
+    /// When it last gave way, and for which queue (its address, and the queue's real time as a
+    /// `Queued::queued_at`): at most once per [`GIVE_WAY_AFTER`] for one queue.
     gave_way_to: Cell<(usize, u64)>,
     /// How many times it gave way, for the tests.
     #[cfg(test)]
@@ -1017,22 +1017,26 @@ where
         }
     }
 
-    /// Yields the core of a thread that adds, once, if a wake-up has waited [`GIVE_WAY_AFTER`]
-    /// for its getter to run (see "Waking"). Never in a tokio runtime's context.
+    /// Yields the core of a thread that adds if a wake-up has waited [`GIVE_WAY_AFTER`] for its
+    /// getter to run, at most once per [`GIVE_WAY_AFTER`] for this queue (see "Waking"). Never in
+    /// a tokio runtime's context.
     #[inline(never)]
     fn give_way(&self) {
         let since = self.hot.woken_at.load(Ordering::Relaxed);
-        let wake_up = (std::ptr::from_ref(self) as usize, since);
-        if since == 0
-            || since == WAKE_PLANNED
-            || GIVE_WAY.with(|give| give.gave_way_to.get()) == wake_up
-            || self.real_stamp().saturating_sub(since) < GIVE_WAY_AFTER
+        if since == 0 || since == WAKE_PLANNED {
+            return;
+        }
+        let now = self.real_stamp();
+        let queue = std::ptr::from_ref(self) as usize;
+        let (last_queue, last_at) = GIVE_WAY.with(|give| give.gave_way_to.get());
+        if now.saturating_sub(since) < GIVE_WAY_AFTER
+            || (last_queue == queue && now.saturating_sub(last_at) < GIVE_WAY_AFTER)
             || tokio::runtime::Handle::try_current().is_ok()
         {
             return;
         }
         GIVE_WAY.with(|give| {
-            give.gave_way_to.set(wake_up);
+            give.gave_way_to.set((queue, now));
             #[cfg(test)]
             give.gave_way.set(give.gave_way.get() + 1);
         });
@@ -2658,10 +2662,10 @@ mod tests {
         reset();
     }
 
-    /// A thread gives way once per late wake-up and queue, and never in a tokio runtime's
-    /// context, nor for a wake-up that has not waited [`GIVE_WAY_AFTER`] yet.
+    /// A thread gives way to a late wake-up at most once per [`GIVE_WAY_AFTER`] and queue, and
+    /// never in a tokio runtime's context, nor for a wake-up that has not waited that long yet.
     #[test]
-    fn a_thread_gives_way_once_per_late_wake_up_and_never_in_a_runtime() {
+    fn a_thread_gives_way_at_most_once_per_interval_and_queue_and_never_in_a_runtime() {
         let first = core_holding_for(Duration::ZERO);
         let second = core_holding_for(Duration::ZERO);
         // Both clocks past the lateness that `late` sets back.
@@ -2671,12 +2675,22 @@ mod tests {
             let stamp = core.real_stamp() - 2 * GIVE_WAY_AFTER;
             core.hot.woken_at.store(stamp, Ordering::Relaxed);
         };
+        // This thread's last yield for `core`: a second ahead (so that a preemption of the test
+        // cannot make the interval pass), or an interval and more ago.
+        let last_gave_way = |core: &Core<u32>, just_now: bool| {
+            let at = if just_now {
+                core.real_stamp() + 1_000_000_000
+            } else {
+                core.real_stamp() - 2 * GIVE_WAY_AFTER
+            };
+            let queue = std::ptr::from_ref(core) as usize;
+            GIVE_WAY.with(|give| give.gave_way_to.set((queue, at)));
+        };
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 first.give_way();
                 assert_eq!(gave_way(), 0, "no wake-up out");
-                // Sent "now" (a second ahead, so that a preemption of this thread cannot make
-                // it late before the look).
+                // Sent "now" (a second ahead, as above).
                 first
                     .hot
                     .woken_at
@@ -2689,30 +2703,26 @@ mod tests {
 
                 late(&first);
                 first.give_way();
+                assert_eq!(gave_way(), 1, "a late wake-up");
+                last_gave_way(&first, true);
                 first.give_way();
-                assert_eq!(gave_way(), 1, "once for a late wake-up");
-                // Another queue's late wake-up, then the first's with the same stamp: once
-                // each. (Each queue counts from its own epoch; the second's is the later one, so
-                // a stamp late by its clock is late by the first's too.)
+                assert_eq!(gave_way(), 1, "not again within the interval");
+                // Another queue's late wake-up while this thread has just given way to the
+                // first's. (Each queue counts from its own epoch.)
                 late(&second);
                 second.give_way();
-                assert_eq!(gave_way(), 2, "once for the other queue's");
-                first.hot.woken_at.store(
-                    second.hot.woken_at.load(Ordering::Relaxed),
-                    Ordering::Relaxed,
-                );
+                assert_eq!(gave_way(), 2, "the other queue's");
+                last_gave_way(&first, false);
                 first.give_way();
-                assert_eq!(gave_way(), 3, "once for the first's, with the same stamp");
-                late(&first);
-                first.give_way();
-                assert_eq!(gave_way(), 4, "once for the next late wake-up");
+                assert_eq!(gave_way(), 3, "again once the interval has passed");
 
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .build()
                     .unwrap();
                 late(&second);
+                last_gave_way(&second, false);
                 runtime.block_on(async { second.give_way() });
-                assert_eq!(gave_way(), 4, "never in a runtime's context");
+                assert_eq!(gave_way(), 3, "never in a runtime's context");
             });
         });
     }

@@ -70,11 +70,11 @@ where
     /// shutting down. If a worker holds it now, it is queued again when that worker calls
     /// [`done`](Queue::done).
     ///
-    /// Called outside a tokio runtime's context, `add` may yield its thread's core once
-    /// (`std::thread::yield_now`) when a wake-up sent to a waiting getter (by an add, a `done`,
-    /// another getter or the timer) has waited at least 50 us for that getter to run: with more
-    /// busy threads than cores, that is how the woken getter gets one (the crate's design notes,
-    /// "Waking"). The same holds for `add_after` and `add_rate_limited` with no delay, which add
+    /// Called outside a tokio runtime's context, `add` may yield its thread's core
+    /// (`std::thread::yield_now`, at most once per 50 us) when a wake-up sent to a waiting getter
+    /// (by an add, a `done`, another getter or the timer) has waited at least 50 us for that
+    /// getter to run: with more busy threads than cores, that is how the woken getter gets one
+    /// (the crate's design notes, "Waking"). The same holds for `add_after` and `add_rate_limited` with no delay, which add
     /// at once. Inside a runtime's context it never yields.
     pub fn add(&self, item: T) {
         self.core.add(item);
