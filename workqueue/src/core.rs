@@ -54,8 +54,8 @@
 //!   threads adding flat out than cores the kernel can leave the woken thread (a getter, or the
 //!   runtime thread its task runs on) waiting for one until its next tick: milliseconds, while
 //!   its items wait. So the queue notes when it sent a wake-up that no woken getter has acted on
-//!   yet (`Hot::woken_at`, stamped as it is sent), and at one add in [`GIVE_WAY_EVERY`], drawn at
-//!   random, a thread that adds looks whether that wake-up has waited [`GIVE_WAY_AFTER`]; if so
+//!   yet (`Hot::woken_at`, stamped as it is sent), and at one add in [`GIVE_WAY_EVERY`] per shard,
+//!   a thread that adds looks whether that wake-up has waited [`GIVE_WAY_AFTER`]; if so
 //!   it yields its core (`sched_yield`), as a producer blocked on a contended lock would, and
 //!   again at most once per [`GIVE_WAY_AFTER`] while the wake-up stays late. A thread in a tokio
 //!   runtime's context (a worker, `block_on`, `spawn_blocking`) never yields: the task it runs
@@ -289,10 +289,17 @@ const FINISHED_BATCH: usize = if cfg!(workqueue_loom) { 2 } else { 16 };
 /// holding on.
 const DONE_SLOTS: usize = 3;
 
-/// A thread that adds looks whether to give way to a woken getter at one add in this many,
-/// drawn at random (see "Waking"): the look reads a shared cache line, and the clock if a
-/// wake-up is out.
+/// A thread that adds looks whether to give way to a woken getter at one add in this many: the
+/// add whose new or merged item brings its shard's count of them to a multiple of it (see
+/// "Waking"). The look reads a shared cache line, and the clock if a wake-up is out. Counted per
+/// shard, in counts the add writes anyway, rather than per thread: a per-thread count cost
+/// every add a thread-local update, and a thread adding to several queues in turn looked at
+/// some of them only.
 const GIVE_WAY_EVERY: u32 = 32;
+
+// The shard's counts of new and merged items wrap (a `u16` and a `u8`): the looks stay evenly
+// spaced across the wrap only if they are multiples of the cadence.
+const _: () = assert!(256 % GIVE_WAY_EVERY as usize == 0);
 
 /// How long a wake-up may wait for its getter to act before threads that add give way to it, in
 /// nanoseconds (see "Waking"). An idle core runs a woken thread within tens of microseconds;
@@ -312,9 +319,6 @@ const WAKE_PLANNED: u64 = u64::MAX;
 
 /// What a thread that adds keeps to decide when to give way (see "Waking").
 struct GiveWay {
-    /// A xorshift state: the thread looks at one add in [`GIVE_WAY_EVERY`] at random, so that a
-    /// thread adding to several queues in turn looks at each of them.
-    draw: Cell<u32>,
     /// When it last gave way, and for which queue (its address, and the queue's real time as a
     /// `Queued::queued_at`): at most once per [`GIVE_WAY_AFTER`] for one queue.
     gave_way_to: Cell<(usize, u64)>,
@@ -326,7 +330,6 @@ struct GiveWay {
 thread_local! {
     static GIVE_WAY: GiveWay = const {
         GiveWay {
-            draw: Cell::new(0x9e37_79b9),
             gave_way_to: Cell::new((0, 0)),
             #[cfg(test)]
             gave_way: Cell::new(0),
@@ -969,18 +972,7 @@ where
         if self.closed.load(Ordering::Relaxed) {
             return;
         }
-        self.enqueue(item, false);
-        let draw = GIVE_WAY.with(|give| {
-            // xorshift32: cheap, and without the period a count would share with a thread's
-            // round of adds over several queues.
-            let mut x = give.draw.get();
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            give.draw.set(x);
-            x
-        });
-        if draw.is_multiple_of(GIVE_WAY_EVERY) {
+        if self.enqueue(item, false) {
             self.give_way();
         }
     }
@@ -1049,9 +1041,14 @@ where
     /// `Signals::delayed_merged` at once, under the shard's lock that a getter takes to clear the
     /// mark: counted later, a getter could take the item and uncount it first, and the drain
     /// would wait for it forever.
-    fn enqueue(&self, item: T, awaited: bool) {
+    ///
+    /// Returns whether the caller, an add, should look whether to give way (see "Waking"): one
+    /// new or merged item in [`GIVE_WAY_EVERY`] per shard, as the shard's counts of them, which
+    /// the add writes anyway, come round.
+    fn enqueue(&self, item: T, awaited: bool) -> bool {
         let hash = self.hash(&item);
         let mut opened = false;
+        let mut look = false;
         {
             let mut guard = self.shard(hash).lock();
             let shard = &mut *guard;
@@ -1086,7 +1083,7 @@ where
                                 .delayed_merged
                                 .fetch_add(1, Ordering::Relaxed);
                         }
-                        return;
+                        return false;
                     }
                     return self.merged(guard);
                 }
@@ -1101,6 +1098,7 @@ where
                     if opened {
                         shard.opened = shard.opened.wrapping_add(1);
                     }
+                    look = opened && u32::from(shard.opened).is_multiple_of(GIVE_WAY_EVERY);
                     if !known {
                         shard.items.insert_unique(
                             hash,
@@ -1119,23 +1117,25 @@ where
                 metrics.added();
             }
             if !queued {
-                return;
+                return false;
             }
         }
         self.queue_new(hash, item, opened);
+        look
     }
 
     /// An add that merged into a waiting item, or into a processing one already marked dirty:
     /// the key came back, and one such add in [`HOLD_POLL_EVERY`] looks whether an armed hold
     /// has ended.
-    fn merged(&self, mut shard: MutexGuard<'_, ShardMaps<T>>) {
+    fn merged(&self, mut shard: MutexGuard<'_, ShardMaps<T>>) -> bool {
         self.key_came_back();
         shard.merged_adds = shard.merged_adds.wrapping_add(1);
-        let poll = shard.merged_adds.is_multiple_of(HOLD_POLL_EVERY);
+        let merged_adds = u32::from(shard.merged_adds);
         drop(shard);
-        if poll {
+        if merged_adds.is_multiple_of(u32::from(HOLD_POLL_EVERY)) {
             self.poll_hold();
         }
+        merged_adds.is_multiple_of(GIVE_WAY_EVERY)
     }
 
     /// The second half of `enqueue`, for an item it has just entered as dirty: puts it in the
@@ -2725,5 +2725,45 @@ mod tests {
                 assert_eq!(gave_way(), 3, "never in a runtime's context");
             });
         });
+    }
+
+    /// Adds look whether to give way (one new or merged item in [`GIVE_WAY_EVERY`] per shard),
+    /// and a delayed item's move, which the timer thread makes, does not.
+    #[test]
+    fn adds_look_whether_to_give_way_and_moves_do_not() {
+        let core = core_holding_for(Duration::ZERO);
+        std::thread::sleep(Duration::from_nanos(4 * GIVE_WAY_AFTER));
+        let late = || {
+            let stamp = core.real_stamp() - 2 * GIVE_WAY_AFTER;
+            core.hot.woken_at.store(stamp, Ordering::Relaxed);
+        };
+        let items = GIVE_WAY_EVERY * SHARDS as u32 * 2;
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let gave_way = || GIVE_WAY.with(|give| give.gave_way.get());
+                late();
+                for item in 0..items {
+                    due_now(&core, items + item);
+                }
+                let _ = core.move_ready(core.clock.now());
+                assert_eq!(core.len(), items as usize, "all moved");
+                assert_eq!(gave_way(), 0, "moves never give way");
+                for item in 0..items {
+                    core.add(item);
+                }
+                assert!(gave_way() >= 1, "{items} new items, and no add looked");
+                let before = gave_way();
+                late();
+                GIVE_WAY.with(|give| give.gave_way_to.set((0, 0)));
+                for item in 0..items {
+                    core.add(item);
+                }
+                assert!(
+                    gave_way() > before,
+                    "{items} merged adds, and no add looked"
+                );
+            });
+        });
+        core.shut_down();
     }
 }
