@@ -59,11 +59,12 @@
 //!   it yields its core (`sched_yield`), as a producer blocked on a contended lock would, and
 //!   again at most once per [`GIVE_WAY_AFTER`] while the wake-up stays late. A thread in a tokio
 //!   runtime's context (a worker, `block_on`, `spawn_blocking`) never yields: the task it runs
-//!   may be the one woken, and tasks give their thread back through tokio's budget. The note is cleared under the state's lock whenever a
-//!   getter looks at the FIFO (an async getter in its wait loop, a blocking one back from its
-//!   wait), and when the last waiting async getter is dropped while no thread sleeps; a wake-up
-//!   is noted under that lock too, as decided, and stamped only if no getter cleared it before
-//!   it was sent. So no thread yields for a getter that has looked, or is gone.
+//!   may be the one woken, and tasks give their thread back through tokio's budget. The note is
+//!   cleared under the state's lock whenever a getter looks at the FIFO (an async getter in its
+//!   wait loop, a blocking one back from its wait), and when the last waiting async getter is
+//!   dropped while no thread sleeps; a wake-up is noted under that lock too, as decided, and
+//!   stamped only if no getter cleared it before it was sent. So no thread yields for a getter
+//!   that has looked, or is gone.
 //!
 //! # Holding (what makes repeated adds merge)
 //!
@@ -305,8 +306,8 @@ const _: () = assert!(256 % GIVE_WAY_EVERY as usize == 0);
 /// nanoseconds (see "Waking"). An idle core runs a woken thread within tens of microseconds;
 /// longer means the woken thread waits behind running ones. Measured on two cores with a build
 /// whose threads looked every [`GIVE_WAY_EVERY`] adds and gave way at each look while the
-/// wake-up waited
-/// (bench/workqueue, session 62, 15 interleaved rounds against client-go): the p99 add-to-get of
+/// wake-up waited (bench/workqueue, session 62, 15 interleaved rounds against client-go): the
+/// p99 add-to-get of
 /// `drain async 8 8 repeated 400000` was 711 us giving way after 50 us, 742 after 100 and 828
 /// after 200 (client-go 954), and 1,735 us without giving way in another run (client-go 1,154);
 /// at 32 x 32, 683, 729 and 829 us (client-go 759). The merge window (500 us) and its rounding
@@ -425,10 +426,11 @@ struct Hot<T> {
     /// signals' line, which a worker writes each time the FIFO runs dry, the read cost a
     /// cache miss per add.
     holding: CachePadded<AtomicBool>,
-    /// When a wake-up went to a waiting getter, a thread or a task, that no woken getter has
-    /// acted on since (as a `Queued::queued_at`; 0: none), for threads that add to give way to
-    /// it (see "Waking"). Written at wake-ups and by woken getters, and read by adds every
-    /// [`GIVE_WAY_EVERY`], so it keeps off the signals' line, which spinning getters watch.
+    /// When a wake-up went to a waiting getter, a thread or a task, that no getter has acted
+    /// on since (as a `Queued::queued_at`; [`WAKE_PLANNED`] until it is sent; 0: none), for
+    /// threads that add to give way to it (see "Waking"). Written at wake-ups and by getters,
+    /// and read by one add in [`GIVE_WAY_EVERY`], so it keeps off the signals' line, which
+    /// spinning getters watch.
     woken_at: CachePadded<AtomicU64>,
 }
 
@@ -747,6 +749,13 @@ struct Wake {
     arm_hold: bool,
 }
 
+impl Wake {
+    /// Whether it wakes a getter, a thread or a task (and so is noted, see "Waking").
+    fn wakes_getters(&self) -> bool {
+        self.threads > 0 || self.task
+    }
+}
+
 struct Timer<T> {
     alarm: Arc<Alarm>,
     /// Whether the queue is registered with the timer thread: written under the heap's lock
@@ -813,22 +822,21 @@ impl<T> PartialEq for WaitFor<T> {
 }
 impl<T> Eq for WaitFor<T> {}
 
-/// Takes an async getter out of the waiters' count if its future is dropped while it waits.
+/// Takes an async getter out of the waiters' count if its future is dropped while it waits,
+/// and clears `Hot::woken_at` when no getter is left waiting, so that no wake-up stays noted for
+/// a getter that is gone.
 struct AsyncWaiter<'a, T> {
-    state: &'a Mutex<State<T>>,
-    /// `Hot::woken_at`: cleared when the last getter stops waiting, so that no wake-up stays
-    /// out for a getter that is gone.
-    woken_at: &'a AtomicU64,
+    hot: &'a Hot<T>,
     counted: bool,
 }
 
 impl<T> Drop for AsyncWaiter<'_, T> {
     fn drop(&mut self) {
         if self.counted {
-            let mut state = self.state.lock();
+            let mut state = self.hot.state.lock();
             state.async_waiters -= 1;
             if state.async_waiters == 0 && state.sleepers == 0 {
-                self.woken_at.store(0, Ordering::Relaxed);
+                self.hot.woken_at.store(0, Ordering::Relaxed);
             }
         }
     }
@@ -1126,7 +1134,8 @@ where
 
     /// An add that merged into a waiting item, or into a processing one already marked dirty:
     /// the key came back, and one such add in [`HOLD_POLL_EVERY`] looks whether an armed hold
-    /// has ended.
+    /// has ended. Returns whether the add should look whether to give way (one in
+    /// [`GIVE_WAY_EVERY`]; see `enqueue`).
     fn merged(&self, mut shard: MutexGuard<'_, ShardMaps<T>>) -> bool {
         self.key_came_back();
         shard.merged_adds = shard.merged_adds.wrapping_add(1);
@@ -1370,14 +1379,14 @@ where
             state.async_woken = true;
             wake.task = true;
         }
-        if wake.threads > 0 || wake.task {
+        if wake.wakes_getters() {
             self.wake_planned();
         }
         wake
     }
 
     fn wake(&self, wake: Wake) {
-        if wake.threads > 0 || wake.task {
+        if wake.wakes_getters() {
             self.wake_sent();
         }
         for _ in 0..wake.threads {
@@ -1580,8 +1589,7 @@ where
         // Nothing taken: the unit goes back (the wait below yields if it has to).
         drop(budget);
         let mut waiter = AsyncWaiter {
-            state: &self.hot.state,
-            woken_at: &self.hot.woken_at,
+            hot: &self.hot,
             counted: false,
         };
         let mut may_help = true;
@@ -2686,43 +2694,38 @@ mod tests {
             let queue = std::ptr::from_ref(core) as usize;
             GIVE_WAY.with(|give| give.gave_way_to.set((queue, at)));
         };
+        // `core` looks whether to give way; this thread has then given way `times` in all.
+        let look = |core: &Core<u32>, times: u32, why: &str| {
+            core.give_way();
+            assert_eq!(gave_way(), times, "{why}");
+        };
         std::thread::scope(|scope| {
             scope.spawn(|| {
-                first.give_way();
-                assert_eq!(gave_way(), 0, "no wake-up out");
+                look(&first, 0, "no wake-up out");
                 // Sent "now" (a second ahead, as above).
-                first
-                    .hot
-                    .woken_at
-                    .store(first.real_stamp() + 1_000_000_000, Ordering::Relaxed);
-                first.give_way();
-                assert_eq!(gave_way(), 0, "a wake-up just sent");
+                let now = first.real_stamp() + 1_000_000_000;
+                first.hot.woken_at.store(now, Ordering::Relaxed);
+                look(&first, 0, "a wake-up just sent");
                 first.hot.woken_at.store(WAKE_PLANNED, Ordering::Relaxed);
-                first.give_way();
-                assert_eq!(gave_way(), 0, "a wake-up not yet sent");
+                look(&first, 0, "a wake-up not yet sent");
 
                 late(&first);
-                first.give_way();
-                assert_eq!(gave_way(), 1, "a late wake-up");
+                look(&first, 1, "a late wake-up");
                 last_gave_way(&first, true);
-                first.give_way();
-                assert_eq!(gave_way(), 1, "not again within the interval");
+                look(&first, 1, "not again within the interval");
                 // Another queue's late wake-up while this thread has just given way to the
                 // first's. (Each queue counts from its own epoch.)
                 late(&second);
-                second.give_way();
-                assert_eq!(gave_way(), 2, "the other queue's");
+                look(&second, 2, "the other queue's");
                 last_gave_way(&first, false);
-                first.give_way();
-                assert_eq!(gave_way(), 3, "again once the interval has passed");
+                look(&first, 3, "again once the interval has passed");
 
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .build()
                     .unwrap();
                 late(&second);
                 last_gave_way(&second, false);
-                runtime.block_on(async { second.give_way() });
-                assert_eq!(gave_way(), 3, "never in a runtime's context");
+                runtime.block_on(async { look(&second, 3, "never in a runtime's context") });
             });
         });
     }

@@ -435,8 +435,6 @@ fn drain(
     )
 }
 
-/// The user and system CPU seconds this process has spent so far, all its threads included
-/// (those that have ended too): `getrusage(RUSAGE_SELF)`.
 /// The merge window `KCLIENT_WQ_MERGE_WINDOW_US` asks for, if set (see the crate's docs).
 fn merge_window() -> Option<Duration> {
     let value = std::env::var("KCLIENT_WQ_MERGE_WINDOW_US").ok()?;
@@ -451,6 +449,8 @@ fn merge_window() -> Option<Duration> {
     }
 }
 
+/// The user and system CPU seconds this process has spent so far, all its threads included
+/// (those that have ended too): `getrusage(RUSAGE_SELF)`.
 fn cpu_seconds() -> Option<(f64, f64)> {
     use nix::sys::time::TimeValLike;
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).ok()?;
