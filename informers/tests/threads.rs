@@ -140,8 +140,20 @@ fn forty_informers_two_handlers_each_and_forty_queues_share_a_few_threads() {
         })
         .await;
 
-        let names = threads();
-        let count = names.values().sum::<usize>();
+        // The handler pool adds a thread when its work waits 50 ms with none taken (on a
+        // loaded machine, a stalled core can look like a blocking handler), and ends it after
+        // 10 s without work: count the threads the process settles on, waiting out such
+        // threads for at most 15 s.
+        let target = 2 * workers + 8;
+        let settle = Instant::now() + Duration::from_secs(15);
+        let (count, names) = loop {
+            let names = threads();
+            let count = names.values().sum::<usize>();
+            if count <= target || Instant::now() >= settle {
+                break (count, names);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
 
         for factory in &factories {
             factory.shutdown().await;

@@ -14,7 +14,7 @@
 mod example;
 mod metrics_common;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -29,9 +29,12 @@ use kclient::metrics::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use metrics_common::{eventually, scrape, value};
+use metrics_common::{eventually, scrape_until, value, value_if_there};
 
 const CONTROLLER: &str = "cm-metrics";
+
+/// The results a reconcile is counted under.
+const RESULTS: [&str; 4] = ["success", "error", "requeue", "requeue_after"];
 
 /// What the reconciles did, by ConfigMap name and result label.
 #[derive(Default)]
@@ -187,15 +190,30 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
             && ctx.all_finished_but(1)
     })
     .await;
-    let samples = scrape(address).await;
     let controller = format!("controller=\"{CONTROLLER}\"");
     let controller = controller.as_str();
+    // A reconcile tallies its result before it returns; the worker counts it after.
+    let totals_match = |samples: &BTreeMap<String, f64>| {
+        RESULTS.iter().all(|result| {
+            let label = format!("result=\"{result}\"");
+            let exported = value_if_there(
+                samples,
+                "controller_runtime_reconcile_total",
+                &[controller, &label],
+            );
+            exported.unwrap_or(0.0) == ctx.result(result) as f64
+        })
+    };
+    let active = |samples: &BTreeMap<String, f64>| {
+        value_if_there(samples, "controller_runtime_active_workers", &[controller])
+    };
+    let samples = scrape_until(address, |s| active(s) == Some(1.0) && totals_match(s)).await;
     assert_eq!(
         value(&samples, "controller_runtime_active_workers", &[controller]),
         1.0,
         "held's reconcile is the only one in progress"
     );
-    for result in ["success", "error", "requeue", "requeue_after"] {
+    for result in RESULTS {
         let label = format!("result=\"{result}\"");
         assert_eq!(
             value(
@@ -220,21 +238,17 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
     let held_for_at_least = held_since.elapsed();
     ctx.release.add_permits(1);
     eventually("held's reconcile finishing", || ctx.all_finished_but(0)).await;
-    // The metric is recorded right after the reconcile returns: wait for it in the export.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let samples = loop {
-        let samples = scrape(address).await;
-        if value(&samples, "controller_runtime_active_workers", &[controller]) == 0.0 {
-            break samples;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "active workers still not 0 after 30 s"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    // The metrics are recorded right after the reconcile returns, the queue's work duration
+    // last (at `done`): wait for them in the export.
     let total: u64 = ctx.tally().results.values().sum();
-    for result in ["success", "error", "requeue", "requeue_after"] {
+    let samples = scrape_until(address, |s| {
+        active(s) == Some(0.0)
+            && totals_match(s)
+            && value_if_there(s, "workqueue_work_duration_seconds_count", &[queue])
+                == Some(total as f64)
+    })
+    .await;
+    for result in RESULTS {
         let label = format!("result=\"{result}\"");
         assert_eq!(
             value(

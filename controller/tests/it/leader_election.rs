@@ -115,7 +115,15 @@ async fn leaders_hand_over_without_reconciling_at_the_same_time_on(priority_queu
             .for_::<ConfigMap>()
             .priority_queue(priority_queue)
             .workers(2)
-            .leader_election(election(&client, s.ns.name(), who))
+            // A leader whose renewals stall for the renew deadline steps down, and the
+            // follower would then start while the test still expects one leader: a longer
+            // deadline than `election`'s 1 s keeps a few slow round trips on a loaded machine
+            // from doing that.
+            .leader_election(
+                election(&client, s.ns.name(), who)
+                    .lease_duration(Duration::from_secs(4))
+                    .renew_deadline(Duration::from_secs(3)),
+            )
             .reconcile(reconcile);
         factory.start();
         let shutdown = CancellationToken::new();

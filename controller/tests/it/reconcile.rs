@@ -203,8 +203,10 @@ async fn errors_back_off_with_the_rate_limiter_and_a_success_forgets_on(priority
     // The success forgot the failures: a new failure starts the backoff from zero again.
     state.fail.store(1, Ordering::SeqCst);
     s.label_config_map("flaky", "touched", "1").await;
+    // The reconcile counts its success before it returns, and the worker records the metrics
+    // after: wait for the total, which the worker records last.
     eventually("a failure then a success after the update", || {
-        state.successes.load(Ordering::SeqCst) == 2
+        state.successes.load(Ordering::SeqCst) == 2 && metrics.total("backoff-test", "success") == 2
     })
     .await;
     assert_eq!(*state.retries.lock(), [0, 1, 2, 0]);

@@ -66,13 +66,16 @@ async fn an_informer_started_before_its_crd_exists_syncs_once_the_crd_is_created
     });
 
     // The resource does not exist yet: the informer cannot sync, and says why.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !errors.lock().iter().any(|(_, not_found)| *not_found) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no NotFound reached the watch-error handler within 30 s: {:?}",
+            errors.lock()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(!informer.has_synced());
-    assert!(
-        errors.lock().iter().any(|(_, not_found)| *not_found),
-        "{:?}",
-        errors.lock()
-    );
 
     let _: Value = client
         .post()

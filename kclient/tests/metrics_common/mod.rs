@@ -93,6 +93,34 @@ pub(crate) fn value(samples: &BTreeMap<String, f64>, name: &str, labels: &[&str]
     found[0].1
 }
 
+/// The value of the one series named `name` whose labels include each of `labels`, or `None`
+/// while there is no such series (or more than one).
+pub(crate) fn value_if_there(
+    samples: &BTreeMap<String, f64>,
+    name: &str,
+    labels: &[&str],
+) -> Option<f64> {
+    let found = series(samples, name, labels);
+    (found.len() == 1).then(|| found[0].1)
+}
+
+/// Scrapes `address` until `done` holds of the samples, for at most 30 s, and returns the last
+/// scrape. A worker records its metrics just after the work they count, so a scrape can fall in
+/// between; on time-out the caller's assertions on the returned samples name what is off.
+pub(crate) async fn scrape_until(
+    address: std::net::SocketAddr,
+    mut done: impl FnMut(&BTreeMap<String, f64>) -> bool,
+) -> BTreeMap<String, f64> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let samples = scrape(address).await;
+        if done(&samples) || Instant::now() >= deadline {
+            return samples;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Waits, at most 60 s, until `done` holds.
 pub(crate) async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);

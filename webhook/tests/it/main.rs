@@ -738,11 +738,12 @@ async fn a_client_that_stalls_is_disconnected() {
         .expect("the webhook server starts");
     let (port, _running) = start(server);
 
-    // No handshake at all: the server closes the connection (EOF or a reset).
+    // No handshake at all: the server closes the connection (EOF or a reset). The clock
+    // starts before the connect: the server's starts once it accepts, which may come first.
+    let started = Instant::now();
     let mut silent = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .expect("connect");
-    let started = Instant::now();
     let mut buf = [0u8; 64];
     let read = tokio::time::timeout(Duration::from_secs(20), silent.read(&mut buf))
         .await

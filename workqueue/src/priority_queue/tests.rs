@@ -379,9 +379,10 @@ fn drain_waits_for_done_and_shut_down_cuts_it_short() {
         let queue = queue.clone();
         thread::spawn(move || queue.shut_down_with_drain_blocking())
     };
+    wait_for("the drain to start", || queue.shared.state.lock().draining);
+    assert!(queue.shutting_down());
     thread::sleep(ms(20));
     assert!(!drain.is_finished(), "the drain returned before done");
-    assert!(queue.shutting_down());
     queue.done(&foo);
     drain.join().unwrap();
 
