@@ -24,6 +24,15 @@ Example, a build before and after a change against client-go:
 
 The full comparison that bench/RESULTS.md reports is `bench/workqueue/run`; this is for the
 quick, focused runs that decide whether a change is worth that.
+
+Commands that print a `merged` result (`kclient-bench-workqueue merged ...`, `bench-go merged
+...`) get the median time per add with its range over the rounds and the median of the whole
+run's time instead, for example:
+
+    python3 bench/workqueue/ab.py 21 \\
+        "thread=target/release/kclient-bench-workqueue merged thread 400000" \\
+        "task=target/release/kclient-bench-workqueue merged task 400000" \\
+        "go=bench/workqueue/target/bench-go merged 400000"
 """
 
 import json
@@ -55,6 +64,14 @@ def main():
     reference = sides[-1][0]
     for label, _ in sides:
         runs = results[label]
+        if "ns_per_add" in runs[0]:
+            per_add = sorted(r["ns_per_add"] for r in runs)
+            elapsed = statistics.median(r["elapsed_s"] for r in runs)
+            print(
+                f"{label:8} {statistics.median(per_add):6.2f} ns per add "
+                f"({per_add[0]:.2f}-{per_add[-1]:.2f}), {elapsed * 1e3:.2f} ms for the adds"
+            )
+            continue
 
         def med(key):
             return statistics.median(r[key] for r in runs)

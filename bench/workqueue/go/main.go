@@ -6,6 +6,7 @@
 //	bench-workqueue delayed add_after|add_rate_limited PENDING
 //	bench-workqueue fire ITEMS SPREAD_MS WORKERS
 //	bench-workqueue threads QUEUES
+//	bench-workqueue merged ADDS
 //
 // Producers and workers are goroutines (Go has one worker API: Get).
 package main
@@ -31,7 +32,7 @@ const repeatedKeys = 1000
 const sampleEvery = 16
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS [busy:US|wait:US] | delayed add_after|add_rate_limited PENDING | fire ITEMS SPREAD_MS WORKERS | threads QUEUES")
+	fmt.Fprintln(os.Stderr, "usage: bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS [busy:US|wait:US] | delayed add_after|add_rate_limited PENDING | fire ITEMS SPREAD_MS WORKERS | threads QUEUES | merged ADDS")
 	os.Exit(2)
 }
 
@@ -94,9 +95,32 @@ func main() {
 		emit(fmt.Sprintf("{\"bench\":\"threads\",\"impl\":\"client-go\",\"queues\":%d,\"threads_before\":%d,\"threads_with_queues\":%d}",
 			queues, before, threadCount()))
 		runtime.KeepAlive(held)
+	case "merged":
+		adds := num(2)
+		elapsed := merged(adds)
+		emit(fmt.Sprintf("{\"bench\":\"merged\",\"impl\":\"client-go\",\"from\":\"goroutine\",\"adds\":%d,\"elapsed_s\":%.6f,\"ns_per_add\":%.2f}",
+			adds, elapsed.Seconds(), float64(elapsed.Nanoseconds())/float64(max(adds, 1))))
 	default:
 		usage()
 	}
+}
+
+// merged times adds adds from one goroutine, each merging into one of repeatedKeys waiting
+// items (nothing gets): the producer's side of a repeated drain alone, as on the kclient side.
+func merged(adds int) time.Duration {
+	q := workqueue.NewTyped[int]()
+	for key := 0; key < repeatedKeys; key++ {
+		q.Add(key)
+	}
+	done := make(chan time.Duration)
+	go func() {
+		start := time.Now()
+		for i := 0; i < adds; i++ {
+			q.Add(i % repeatedKeys)
+		}
+		done <- time.Since(start)
+	}()
+	return <-done
 }
 
 // emit prints one result line: json (one JSON object) with the process's peak resident set

@@ -8,6 +8,7 @@
 //! kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS
 //! kclient-bench-workqueue threads QUEUES
 //! kclient-bench-workqueue pingpong ROUND_TRIPS
+//! kclient-bench-workqueue merged <thread|task> ADDS
 //! ```
 //!
 //! - `drain`: PRODUCERS threads share ADDS adds (distinct keys, or keys `i % 1000`) while WORKERS
@@ -35,6 +36,12 @@
 //! - `fire`: ITEMS `add_after` calls with delays spread evenly over SPREAD_MS, WORKERS threads
 //!   consuming: time until the last item was processed and lateness after the ready time.
 //! - `threads`: QUEUES delaying queues, each with an item waiting, and the process's thread count.
+//! - `merged`: the producer's side of a `repeated` drain alone. 1,000 keys are added and left
+//!   waiting (nothing gets), then one producer times ADDS more adds cycling through them, each
+//!   of which merges into its waiting item: from a thread, or from a task on the `tasks` mode's
+//!   runtime spending a unit of tokio's cooperative budget per add, as a `tasks` producer does.
+//!   The time such a producer takes bounds how many items a worker computing beside it can
+//!   take, so it sets the items processed of `tasks 1 1 repeated ... busy:20`.
 //! - `pingpong`: two threads pass a token back and forth through one atomic, ROUND_TRIPS times:
 //!   the ns per round trip is about twice what moving a cache line between the two cores costs.
 //!   On the 2-vCPU machines of bench/RESULTS.md it moved between about 100 and 700 ns from one
@@ -74,7 +81,8 @@ fn usage() -> ! {
          \x20      kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING\n\
          \x20      kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS\n\
          \x20      kclient-bench-workqueue threads QUEUES\n\
-         \x20      kclient-bench-workqueue pingpong ROUND_TRIPS"
+         \x20      kclient-bench-workqueue pingpong ROUND_TRIPS\n\
+         \x20      kclient-bench-workqueue merged <thread|task> ADDS"
     );
     std::process::exit(2)
 }
@@ -98,16 +106,6 @@ fn main() {
                 "repeated" => true,
                 _ => usage(),
             };
-            let runtime = || {
-                let mut builder = tokio::runtime::Builder::new_multi_thread();
-                builder.enable_all();
-                // Only in a build with RUSTFLAGS="--cfg tokio_unstable" (see `build.rs`).
-                #[cfg(tokio_unstable)]
-                if std::env::var_os("KCLIENT_WQ_NO_LIFO").is_some() {
-                    builder.disable_lifo_slot();
-                }
-                builder.build().expect("tokio runtime")
-            };
             let mode = match api {
                 "blocking" => Mode::Threads,
                 "async" => Mode::AsyncWorkers(runtime()),
@@ -118,6 +116,22 @@ fn main() {
             emit(format!(
                 "{{\"bench\":\"drain\",\"impl\":\"kclient\",\"api\":\"{api}\",\"producers\":{producers},\
                  \"workers\":{workers},\"keys\":\"{keys}\",\"adds\":{adds},\"work\":\"{work}\",{result}}}"
+            ));
+        }
+        Some("merged") => {
+            let from = args.get(1).map(String::as_str).unwrap_or_else(|| usage());
+            let adds = number(args.get(2));
+            let runtime = match from {
+                "thread" => None,
+                "task" => Some(runtime()),
+                _ => usage(),
+            };
+            let elapsed = merged(adds, runtime);
+            emit(format!(
+                "{{\"bench\":\"merged\",\"impl\":\"kclient\",\"from\":\"{from}\",\"adds\":{adds},\
+                 \"elapsed_s\":{:.6},\"ns_per_add\":{:.2}}}",
+                elapsed.as_secs_f64(),
+                elapsed.as_nanos() as f64 / adds.max(1) as f64
             ));
         }
         Some("delayed") => {
@@ -222,6 +236,44 @@ fn pingpong(round_trips: u64) -> f64 {
     let elapsed = start.elapsed();
     other.join().expect("pingpong thread");
     elapsed.as_nanos() as f64 / round_trips as f64
+}
+
+/// The runtime of the `async` and `tasks` drains (and of `merged task`): tokio's default, one
+/// worker thread per core.
+fn runtime() -> tokio::runtime::Runtime {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    // Only in a build with RUSTFLAGS="--cfg tokio_unstable" (see `build.rs`).
+    #[cfg(tokio_unstable)]
+    if std::env::var_os("KCLIENT_WQ_NO_LIFO").is_some() {
+        builder.disable_lifo_slot();
+    }
+    builder.build().expect("tokio runtime")
+}
+
+/// `merged`: the time of `adds` adds from one producer, each merging into one of
+/// [`REPEATED_KEYS`] waiting items; from a task on `runtime` if given, else from this thread.
+fn merged(adds: u64, runtime: Option<tokio::runtime::Runtime>) -> Duration {
+    let queue = Queue::<u64>::new();
+    for key in 0..REPEATED_KEYS {
+        queue.add(key);
+    }
+    let Some(runtime) = runtime else {
+        let start = Instant::now();
+        for i in 0..adds {
+            queue.add(i % REPEATED_KEYS);
+        }
+        return start.elapsed();
+    };
+    let producer = runtime.spawn(async move {
+        let start = Instant::now();
+        for i in 0..adds {
+            queue.add(i % REPEATED_KEYS);
+            tokio::task::coop::consume_budget().await;
+        }
+        start.elapsed()
+    });
+    runtime.block_on(producer).expect("producer task")
 }
 
 /// The process's OS threads (Linux).
