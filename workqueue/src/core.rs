@@ -2670,6 +2670,18 @@ mod tests {
         reset();
     }
 
+    /// How many times this thread has given way.
+    fn gave_way() -> u32 {
+        GIVE_WAY.with(|give| give.gave_way.get())
+    }
+
+    /// Notes a wake-up of `core` as sent two [`GIVE_WAY_AFTER`]s ago: late. The test must first
+    /// let the queue's clock run past that.
+    fn late(core: &Core<u32>) {
+        let stamp = core.real_stamp() - 2 * GIVE_WAY_AFTER;
+        core.hot.woken_at.store(stamp, Ordering::Relaxed);
+    }
+
     /// A thread gives way to a late wake-up at most once per [`GIVE_WAY_AFTER`] and queue, and
     /// never in a tokio runtime's context, nor for a wake-up that has not waited that long yet.
     #[test]
@@ -2678,11 +2690,6 @@ mod tests {
         let second = core_holding_for(Duration::ZERO);
         // Both clocks past the lateness that `late` sets back.
         std::thread::sleep(Duration::from_nanos(4 * GIVE_WAY_AFTER));
-        let gave_way = || GIVE_WAY.with(|give| give.gave_way.get());
-        let late = |core: &Core<u32>| {
-            let stamp = core.real_stamp() - 2 * GIVE_WAY_AFTER;
-            core.hot.woken_at.store(stamp, Ordering::Relaxed);
-        };
         // This thread's last yield for `core`: a second ahead (so that a preemption of the test
         // cannot make the interval pass), or an interval and more ago.
         let last_gave_way = |core: &Core<u32>, just_now: bool| {
@@ -2735,16 +2742,12 @@ mod tests {
     #[test]
     fn adds_look_whether_to_give_way_and_moves_do_not() {
         let core = core_holding_for(Duration::ZERO);
+        // The clock past the lateness that `late` sets back.
         std::thread::sleep(Duration::from_nanos(4 * GIVE_WAY_AFTER));
-        let late = || {
-            let stamp = core.real_stamp() - 2 * GIVE_WAY_AFTER;
-            core.hot.woken_at.store(stamp, Ordering::Relaxed);
-        };
         let items = GIVE_WAY_EVERY * SHARDS as u32 * 2;
         std::thread::scope(|scope| {
             scope.spawn(|| {
-                let gave_way = || GIVE_WAY.with(|give| give.gave_way.get());
-                late();
+                late(&core);
                 for item in 0..items {
                     due_now(&core, items + item);
                 }
@@ -2756,7 +2759,7 @@ mod tests {
                 }
                 assert!(gave_way() >= 1, "{items} new items, and no add looked");
                 let before = gave_way();
-                late();
+                late(&core);
                 GIVE_WAY.with(|give| give.gave_way_to.set((0, 0)));
                 for item in 0..items {
                     core.add(item);

@@ -74,8 +74,9 @@ where
     /// (`std::thread::yield_now`, at most once per 50 us) when a wake-up sent to a waiting getter
     /// (by an add, a `done`, another getter or the timer) has waited at least 50 us for that
     /// getter to run: with more busy threads than cores, that is how the woken getter gets one
-    /// (the crate's design notes, "Waking"). The same holds for `add_after` and `add_rate_limited` with no delay, which add
-    /// at once. Inside a runtime's context it never yields.
+    /// (the crate's design notes, "Waking"). The same holds for `add_after` and
+    /// `add_rate_limited` with no delay, which add at once. Inside a runtime's context it never
+    /// yields.
     pub fn add(&self, item: T) {
         self.core.add(item);
     }
